@@ -1,0 +1,34 @@
+"""lagtheory: the helper package of the book *Attention learning can lag
+output-layer learning*.
+
+The public names below are the ones the book documents; each module holds one
+mathematical object (see the API page of the book).
+"""
+
+from .counts import BinomialCount, CountDistribution, OneB, UniformCount
+from .evaluation import Recognition, recognition
+from .languages import DFA, LANGUAGES, StarFreeCertificate, is_star_free
+from .lengths import Geometric, LengthDistribution, PowerLaw
+from .pooling import pooled_log_odds, pooled_weight, pooled_weight_dt
+from .population import Population, population
+
+__all__ = [
+    "BinomialCount",
+    "CountDistribution",
+    "DFA",
+    "Geometric",
+    "LANGUAGES",
+    "LengthDistribution",
+    "OneB",
+    "Population",
+    "PowerLaw",
+    "Recognition",
+    "StarFreeCertificate",
+    "UniformCount",
+    "is_star_free",
+    "pooled_log_odds",
+    "pooled_weight",
+    "pooled_weight_dt",
+    "population",
+    "recognition",
+]

@@ -1,0 +1,76 @@
+"""Distributions kappa(k | n) of the number k >= 1 of b's in a positive string
+of length n (book eq. eq-population-loss). The b's sit at uniform positions;
+the model only sees the counts, so kappa is all the population needs."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import binom
+
+from ._validation import check_probability
+
+
+class CountDistribution(ABC):
+    """kappa(k | n) on k in {1, ..., n}."""
+
+    @abstractmethod
+    def table(self, lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Flat arrays (n, k, kappa(k | n)) over every length in ``lengths`` and every k it allows."""
+
+
+@dataclass(frozen=True)
+class OneB(CountDistribution):
+    """The base case: exactly one b, kappa(1 | n) = 1."""
+
+    def table(self, lengths):
+        n = lengths.astype(np.float64)
+        return n, np.ones_like(n), np.ones_like(n)
+
+
+def _all_counts(lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    n = np.repeat(lengths, lengths)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    k = np.arange(n.size) - starts + 1
+    return n.astype(np.float64), k.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class UniformCount(CountDistribution):
+    """k uniform on {1, ..., n}: kappa(k | n) = 1 / n."""
+
+    def table(self, lengths):
+        n, k = _all_counts(lengths)
+        return n, k, 1.0 / n
+
+
+@dataclass(frozen=True)
+class BinomialCount(CountDistribution):
+    """Each position is b with probability q, conditioned on at least one b:
+    kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n)."""
+
+    q: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q", check_probability(self.q, "q"))
+
+    def table(self, lengths):
+        n, k = _all_counts(lengths)
+        log_no_b = n * np.log1p(-self.q)
+        weight = np.exp(binom.logpmf(k, n, self.q) - np.log(-np.expm1(log_no_b)))
+        return n, k, weight
+
+
+def resolve_counts(positives: str | CountDistribution) -> CountDistribution:
+    """Accept a CountDistribution or the names "one-b" and "uniform"."""
+    if isinstance(positives, CountDistribution):
+        return positives
+    named = {"one-b": OneB(), "uniform": UniformCount()}
+    if not isinstance(positives, str) or positives not in named:
+        raise ValueError(
+            f"positives must be 'one-b', 'uniform' or a CountDistribution (OneB, UniformCount, BinomialCount), got {positives!r}"
+        )
+    return named[positives]

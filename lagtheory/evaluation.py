@@ -1,0 +1,129 @@
+"""Exact recognition of CONTAINS_B = Sigma* b Sigma* by the model with a linear
+readout, for every string up to a length N (N up to 1e18), without sampling.
+
+The model sees a string only through its length n and its count k of b's
+(book eq. eq-pooled-weight), and f = c + w p(n, k; t) (eq-readout). So:
+
+* every negative a^n has f = u_a: all are right iff u_a < 0;
+* for w > 0, f increases with k (Lemma lem-pooling), so the worst positive of
+  length n is a^(n-1) b (k = 1); for w <= 0, the worst is b^n (k = n), where f = u_b;
+* along k = 1, p(n, 1; t) = 1 / (1 + (n - 1) s(n)^(-t))  with s(n) = n (log
+  scaling) or e (no scaling). The odds factor g(n) = (n - 1) n^(-t) increases on
+  [1, n*] and decreases after, n* = t / (t - 1) for t > 1 (n* = infinity for
+  t <= 1); under no scaling g increases everywhere. So f(n, 1) is unimodal
+  (decreasing, then increasing) in n, and the set of misclassified one-b
+  lengths is an interval, found by bisection.
+
+``f = 0`` counts as an error (book Definition def-recognition).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import check_parameter_vector, check_scaling
+from .pooling import pooled_vector, pooled_weight
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """Verdict of :func:`recognition` on all strings of length 1..max_length.
+
+    ``horizon`` is the largest H such that every string of length <= H is
+    classified correctly (H = max_length when all are); ``first_error`` the
+    shortest misclassified string as (n, k) with k the number of b's (None when
+    there is none); ``margin`` the smallest y f(x) over all strings checked.
+    """
+
+    recognises: bool
+    max_length: int
+    horizon: int
+    first_error: tuple[int, int] | None
+    margin: float
+
+    def __bool__(self) -> bool:
+        return self.recognises
+
+    def describe(self) -> str:
+        """A one-line, deterministic summary for the book."""
+        if self.first_error is None:
+            return f"recognises every string of length <= {self.max_length:.3g} (margin {self.margin:.4g})"
+        n, k = self.first_error
+        kind = f"a^{n}" if k == 0 else (f"a^{n - k} b" if k == 1 else f"a string of length {n} with {k} b's")
+        return f"first error at length {n}: {kind}; horizon {self.horizon}"
+
+
+def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> float:
+    """f(a^(n-1) b) = u_a (1 - p) + u_b p with p = p(n, 1; t) (the form that is exact at p = 0, 1)."""
+    q, p = pooled_vector(n, 1, t, scaling)
+    return u_a * float(q) + u_b * float(p)
+
+
+def _worst_one_b_length(t: float, max_length: int, scaling: str) -> int:
+    """The length n in [1, max_length] where p(n, 1; t) is smallest."""
+    if scaling == "none" or t <= 1:
+        return max_length
+    peak = t / (t - 1)
+    candidates = {min(max_length, max(1, math.floor(peak))), min(max_length, math.ceil(peak))}
+    return min(candidates, key=lambda n: float(pooled_weight(n, 1, t, scaling)))
+
+
+def _first_bad(lo: int, hi: int, is_bad) -> int:
+    """Smallest n in [lo, hi] with is_bad(n), given that is_bad is monotone (False..True) and is_bad(hi)."""
+    while lo < hi:
+        middle = (lo + hi) // 2
+        if is_bad(middle):
+            hi = middle
+        else:
+            lo = middle + 1
+    return lo
+
+
+def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12, scaling: str = "log") -> Recognition:
+    """Decide exactly whether the model (theta, u) classifies every string of
+    length 1..max_length correctly for CONTAINS_B (book Definition def-recognition).
+
+    ``theta``, ``u``: length-2 vectors ordered (a, b); ``max_length``: a whole
+    number >= 1 (up to 1e18); ``scaling``: "log" or "none".
+    """
+    theta = check_parameter_vector(theta, "theta")
+    u = check_parameter_vector(u, "u")
+    check_scaling(scaling)
+    if isinstance(max_length, bool) or not isinstance(max_length, (int, float, np.integer, np.floating)):
+        raise TypeError(f"max_length must be a whole number >= 1, got {type(max_length).__name__}")
+    if not math.isfinite(max_length) or max_length < 1 or max_length != math.floor(max_length) or max_length > 1e18:
+        raise ValueError(f"max_length must be a whole number in [1, 1e18], got {max_length!r}")
+    N = int(max_length)
+    t, c = float(theta[1] - theta[0]), float(u[0])
+
+    negative_margin = -c  # y f = -u_a for every a^n
+    errors: list[tuple[int, int]] = []
+    if negative_margin <= 0:
+        errors.append((1, 0))
+
+    if u[1] <= u[0]:  # w <= 0, compared exactly
+        # the worst positive of each length is b^n, f = u_b; "b" (n = 1) is the shortest
+        positive_margin = float(u[1])
+        if positive_margin <= 0:
+            errors.append((1, 1))
+    else:
+        n_worst = _worst_one_b_length(t, N, scaling)
+        positive_margin = _one_b_readout(n_worst, t, c, float(u[1]), scaling)
+        if positive_margin <= 0:
+            # f(n, 1) is non-increasing on [1, n_worst]: bisection for the first bad length
+            n_bad = _first_bad(1, n_worst, lambda n: _one_b_readout(n, t, c, float(u[1]), scaling) <= 0)
+            errors.append((n_bad, 1))
+
+    first_error = min(errors, key=lambda e: (e[0], e[1])) if errors else None
+    horizon = N if first_error is None else first_error[0] - 1
+    return Recognition(
+        recognises=first_error is None,
+        max_length=N,
+        horizon=horizon,
+        first_error=first_error,
+        margin=min(negative_margin, positive_margin),
+    )

@@ -1,0 +1,124 @@
+"""The regular languages the book uses, as minimal DFAs over Sigma = {a, b} ({prf:ref}`def-language`).
+
+Every constant below is the minimal DFA of its language, with states listed
+in breadth-first order from the start state (so ``L.minimise() == L``).
+
+Star-free (aperiodic syntactic monoid):
+    CONTAINS_B     Sigma* b Sigma*, the language of the book's main theorems.
+    FIRST          b Sigma*: the first symbol is b. The empty string is NOT in
+                   FIRST (it has no first symbol).
+    EVEN_PAIRS     strings whose number of factors ab plus ba is even, as in
+                   Deletang et al. (2023) and Huang, Liang & Yang (2025).
+                   Each such factor marks a change of symbol, so the count is
+                   even iff the first symbol equals the last one; the empty
+                   string (count 0) IS in EVEN_PAIRS, and so is every string
+                   of length 1.
+    AB_STAR        (ab)*, the empty string included.
+    A_STAR_B_STAR  a* b*, the empty string included.
+    CONTAINS_AB    Sigma* ab Sigma*.
+
+Not star-free (controls; their syntactic monoids contain the group Z2):
+    PARITY         strings with an even number of b's (the empty string included).
+    AA_STAR        (aa)* over {a, b}: any b rejects; the empty string included.
+
+Labels follow {prf:ref}`def-data`: y = +1 for a word in the language and
+y = -1 otherwise (:func:`label`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from lagtheory.dfa import DFA, Word
+from lagtheory.star_free import StarFreeCertificate, is_star_free
+
+__all__ = [
+    "DFA",
+    "StarFreeCertificate",
+    "is_star_free",
+    "label",
+    "LANGUAGES",
+    "CONTAINS_B",
+    "FIRST",
+    "EVEN_PAIRS",
+    "AB_STAR",
+    "A_STAR_B_STAR",
+    "CONTAINS_AB",
+    "PARITY",
+    "AA_STAR",
+]
+
+SIGMA = ("a", "b")
+
+
+def _dfa(table: dict[str, tuple[str, str]], accepting: set[str]) -> DFA:
+    """Build a DFA over SIGMA from rows ``state: (target on a, target on b)``; the first row is the start."""
+    states = tuple(table)
+    return DFA(
+        states=states,
+        alphabet=SIGMA,
+        transitions={(state, symbol): row[i] for state, row in table.items() for i, symbol in enumerate(SIGMA)},
+        start=states[0],
+        accepting=accepting,
+    )
+
+
+CONTAINS_B = _dfa({"no_b": ("no_b", "seen_b"), "seen_b": ("seen_b", "seen_b")}, {"seen_b"})
+
+FIRST = _dfa(
+    {"start": ("first_a", "first_b"), "first_a": ("first_a", "first_a"), "first_b": ("first_b", "first_b")},
+    {"first_b"},
+)
+
+# State "x..y": the first symbol read was x and the last one y.
+EVEN_PAIRS = _dfa(
+    {
+        "empty": ("a..a", "b..b"),
+        "a..a": ("a..a", "a..b"),
+        "b..b": ("b..a", "b..b"),
+        "a..b": ("a..a", "a..b"),
+        "b..a": ("b..a", "b..b"),
+    },
+    {"empty", "a..a", "b..b"},
+)
+
+AB_STAR = _dfa(
+    {"blocks": ("after_a", "dead"), "after_a": ("dead", "blocks"), "dead": ("dead", "dead")},
+    {"blocks"},
+)
+
+A_STAR_B_STAR = _dfa(
+    {"in_a": ("in_a", "in_b"), "in_b": ("dead", "in_b"), "dead": ("dead", "dead")},
+    {"in_a", "in_b"},
+)
+
+CONTAINS_AB = _dfa(
+    {"none": ("after_a", "none"), "after_a": ("after_a", "seen_ab"), "seen_ab": ("seen_ab", "seen_ab")},
+    {"seen_ab"},
+)
+
+PARITY = _dfa({"even": ("even", "odd"), "odd": ("odd", "even")}, {"even"})
+
+AA_STAR = _dfa({"even": ("odd", "dead"), "odd": ("even", "dead"), "dead": ("dead", "dead")}, {"even"})
+
+LANGUAGES: Mapping[str, DFA] = MappingProxyType(
+    {
+        "CONTAINS_B": CONTAINS_B,
+        "FIRST": FIRST,
+        "EVEN_PAIRS": EVEN_PAIRS,
+        "AB_STAR": AB_STAR,
+        "A_STAR_B_STAR": A_STAR_B_STAR,
+        "CONTAINS_AB": CONTAINS_AB,
+        "PARITY": PARITY,
+        "AA_STAR": AA_STAR,
+    }
+)
+"""Read-only registry name -> DFA of the languages above, star-free ones first."""
+
+
+def label(dfa: DFA, word: Word) -> int:
+    """Return the label y(word) of {prf:ref}`def-data`: +1 if ``word`` is in L(dfa), -1 otherwise."""
+    if not isinstance(dfa, DFA):
+        raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
+    return 1 if dfa.accepts(word) else -1

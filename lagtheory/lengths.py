@@ -1,0 +1,167 @@
+"""Length distributions pi on {1, 2, ...} with unbounded support.
+
+Each distribution knows its exact probability mass function and two proven
+tail bounds (book eq. eq-tail-bound):
+
+    T0(N) >= P(n > N)             (mass beyond the truncation length N)
+    T1(N) >= E[log n ; n > N]     (log-weighted mass beyond N; the attention
+                                   gradient carries a factor log n)
+
+so that a population sum truncated at N has an error bounded by a multiple
+of T0(N) and T1(N).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import zeta
+
+from ._validation import as_float_array, check_lengths, check_positive
+
+
+class LengthDistribution(ABC):
+    """A distribution of string lengths on {1, 2, ...}."""
+
+    @abstractmethod
+    def pmf(self, n: ArrayLike) -> NDArray[np.float64]:
+        """Exact probability pi(n) of each length n."""
+
+    @abstractmethod
+    def tail_mass_bound(self, N: int) -> float:
+        """An upper bound T0(N) on P(n > N)."""
+
+    @abstractmethod
+    def tail_log_moment_bound(self, N: int) -> float:
+        """An upper bound T1(N) on E[log n ; n > N]."""
+
+    @property
+    @abstractmethod
+    def min_truncation(self) -> int:
+        """Smallest N for which the tail bounds are valid."""
+
+    def truncation_length(self, mass_tol: float, log_tol: float, max_length: int = 10_000_000) -> int:
+        """Smallest N >= min_truncation with T0(N) <= mass_tol and T1(N) <= log_tol.
+
+        ``log_tol = math.inf`` drops the second condition (used when the
+        attention gradient vanishes, w = 0). Both bounds decrease in N, so doubling then bisection finds N exactly.
+        Raises ValueError naming ``tol`` if N would exceed ``max_length``
+        (a heavy tail with a tiny tolerance: loosen tol or lighten the tail).
+        """
+        check_positive(mass_tol, "tol")
+        if log_tol != math.inf:
+            check_positive(log_tol, "tol")
+
+        def small_enough(N: int) -> bool:
+            return self.tail_mass_bound(N) <= mass_tol and self.tail_log_moment_bound(N) <= log_tol
+
+        low = self.min_truncation
+        if small_enough(low):
+            return low
+        high = 2 * low
+        while not small_enough(high):
+            if high > max_length:
+                raise ValueError(
+                    f"tol too small for {self!r}: the truncation length would exceed "
+                    f"max_length={max_length}; use a larger tol or a lighter-tailed distribution"
+                )
+            low, high = high, 2 * high
+        while high - low > 1:
+            middle = (low + high) // 2
+            if small_enough(middle):
+                high = middle
+            else:
+                low = middle
+        return high
+
+
+@dataclass(frozen=True)
+class Geometric(LengthDistribution):
+    """Geometric lengths with the given mean (book eq. eq-geometric):
+
+        pi(n) = q (1 - q)^(n - 1),  n >= 1,  q = 1 / mean.
+
+    Tail bounds: P(n > N) = (1 - q)^N exactly, and since log n <= log N + (n - N)/N
+    for n >= N (concavity), E[log n ; n > N] <= (1 - q)^N (log N + 1/(N q)).
+    """
+
+    mean: float
+
+    def __post_init__(self) -> None:
+        mean = check_positive(self.mean, "mean")
+        if mean <= 1:
+            raise ValueError(f"mean must be > 1 (a geometric length on {{1, 2, ...}} with unbounded support), got {mean!r}")
+        object.__setattr__(self, "mean", mean)
+
+    @property
+    def success(self) -> float:
+        """q = 1 / mean."""
+        return 1.0 / self.mean
+
+    @property
+    def min_truncation(self) -> int:
+        return 1
+
+    def pmf(self, n: ArrayLike) -> NDArray[np.float64]:
+        n_arr = as_float_array(n, "n")
+        check_lengths(n_arr)
+        q = self.success
+        return q * np.exp((n_arr - 1) * math.log1p(-q))
+
+    def tail_mass_bound(self, N: int) -> float:
+        return math.exp(N * math.log1p(-self.success))
+
+    def tail_log_moment_bound(self, N: int) -> float:
+        return self.tail_mass_bound(N) * (math.log(N) + 1.0 / (N * self.success))
+
+    def __repr__(self) -> str:
+        return f"Geometric(mean={self.mean:g})"
+
+
+@dataclass(frozen=True)
+class PowerLaw(LengthDistribution):
+    """Power-law (zeta) lengths with exponent s > 1 (book eq. eq-power-law):
+
+        pi(n) = n^(-s) / zeta(s),  n >= 1.
+
+    Tail bounds by comparison with integrals (x^(-s) and x^(-s) log x decrease
+    for x >= 3 > e^(1/s)):  P(n > N) <= N^(1-s) / ((s - 1) zeta(s)) and
+    E[log n ; n > N] <= N^(1-s) (log N / (s - 1) + 1/(s - 1)^2) / zeta(s),  N >= 3.
+    """
+
+    exponent: float
+
+    def __post_init__(self) -> None:
+        exponent = check_positive(self.exponent, "exponent")
+        if exponent <= 1:
+            raise ValueError(f"exponent must be > 1 (so that sum n^-exponent converges), got {exponent!r}")
+        object.__setattr__(self, "exponent", exponent)
+
+    @property
+    def normaliser(self) -> float:
+        """zeta(s)."""
+        return float(zeta(self.exponent))
+
+    @property
+    def min_truncation(self) -> int:
+        return 3
+
+    def pmf(self, n: ArrayLike) -> NDArray[np.float64]:
+        n_arr = as_float_array(n, "n")
+        check_lengths(n_arr)
+        return np.exp(-self.exponent * np.log(n_arr)) / self.normaliser
+
+    def tail_mass_bound(self, N: int) -> float:
+        s = self.exponent
+        return N ** (1 - s) / ((s - 1) * self.normaliser)
+
+    def tail_log_moment_bound(self, N: int) -> float:
+        s = self.exponent
+        return N ** (1 - s) * (math.log(N) / (s - 1) + 1 / (s - 1) ** 2) / self.normaliser
+
+    def __repr__(self) -> str:
+        return f"PowerLaw(exponent={self.exponent:g})"

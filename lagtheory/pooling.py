@@ -1,0 +1,94 @@
+"""The pooled weight of the attention layer on the symbol b.
+
+For a string of length ``n`` with ``k`` b's and attention difference
+``t = theta_b - theta_a``, length-scaled attention gives every b the weight
+``n**t / (k n**t + n - k)``, so the pooled vector is ``h = (1 - p, p)`` with
+
+    p(n, k; t) = k n^t / (k n^t + n - k)                      (book eq. eq-pooled-weight)
+
+and, for unscaled softmax,
+
+    p(n, k; t) = k e^t / (k e^t + n - k)                      (book eq. eq-unscaled).
+
+Both are logistic functions of a log-odds, ``p = expit(z)`` with
+``z = log k - log(n - k) + t log n`` (resp. ``+ t``), which is how they are
+computed here: finite and warning-free for n up to 1e18 and |t| up to 1e3.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit
+
+from ._validation import as_float_array, check_counts, check_lengths, check_scaling
+
+
+def _score_scale(n: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
+    """The factor multiplying t in the log-odds: log n (scaled) or 1 (unscaled)."""
+    return np.log(n) if scaling == "log" else np.ones_like(n)
+
+
+def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64]:
+    """Log-odds ``z = log k - log(n - k) + t * s(n)`` of the pooled weight (eq-pooled-weight),
+    with ``s(n) = log n`` for ``scaling="log"`` and ``1`` for ``"none"``.
+
+    Equals -inf where k = 0 and +inf where k = n.
+    """
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    return _log_odds(n_arr, k_arr, t_arr, scaling)
+
+
+def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
+    """Attention mass on the b's, ``p(n, k; t)`` of book eq. (eq-pooled-weight) / (eq-unscaled).
+
+    Parameters broadcast against each other. ``n`` are lengths (whole numbers
+    >= 1), ``k`` counts of b (0 <= k <= n), ``t = theta_b - theta_a`` finite.
+    Returns a float for scalar input, else a float64 array.
+    """
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    p = expit(_log_odds(n_arr, k_arr, t_arr, scaling))
+    return float(p) if p.ndim == 0 else p
+
+
+def pooled_vector(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The pooled vector h = (1 - p, p) of book eq. (eq-pooled-weight), both entries formed
+    from the log-odds (``expit(-z)``, ``expit(z)``) so that 1 - p keeps full relative
+    precision when p is close to 1 (large t, long strings)."""
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    z = _log_odds(n_arr, k_arr, t_arr, scaling)
+    return expit(-z), expit(z)
+
+
+def pooled_weight_dt(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
+    """Derivative ``dp/dt = s(n) p (1 - p)`` of book eq. (eq-dp-dt), with ``s(n) = log n``
+    (``scaling="log"``) or 1 (``"none"``); ``p (1 - p)`` is formed as
+    ``expit(z) expit(-z)`` so it never cancels to a spurious 0 or goes negative."""
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    z = _log_odds(n_arr, k_arr, t_arr, scaling)
+    derivative = _score_scale(np.broadcast_to(n_arr, z.shape), scaling) * expit(z) * expit(-z)
+    return float(derivative) if derivative.ndim == 0 else derivative
+
+
+def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str):
+    check_scaling(scaling)
+    n_arr = as_float_array(n, "n")
+    k_arr = as_float_array(k, "k")
+    t_arr = as_float_array(t, "t")
+    check_lengths(n_arr)
+    n_b, k_b = np.broadcast_arrays(n_arr, k_arr)
+    check_counts(k_b, n_b)
+    return n_arr, k_arr, t_arr
+
+
+def _log_odds(n: NDArray[np.float64], k: NDArray[np.float64], t: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
+    n, k, t = np.broadcast_arrays(n, k, t)
+    z = np.empty(n.shape, dtype=np.float64)
+    none_b = k == 0
+    all_b = k == n
+    mixed = ~(none_b | all_b)
+    z[none_b] = -np.inf
+    z[all_b] = np.inf
+    n_m, k_m = n[mixed], k[mixed]
+    z[mixed] = np.log(k_m) - np.log(n_m - k_m) + t[mixed] * _score_scale(n_m, scaling)
+    return z
