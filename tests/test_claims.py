@@ -1,0 +1,78 @@
+"""The claim map parser (lagtheory.claims) on a synthetic book, and the rules on the real book."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lagtheory.claims import read_claims
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+
+
+def notebook(cells):
+    return json.dumps({"cells": [{"cell_type": kind, "source": text, "metadata": {}} for kind, text in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.fixture
+def mini_book(tmp_path):
+    (tmp_path / "a.md").write_text(
+        "```{prf:definition} Thing\n:label: def-thing\nA thing.\n```\n\n"
+        "```{prf:lemma} Small\n:label: lem-small\nStatement.\n```\n"
+        "```{prf:proof}\nBy {prf:ref}`def-thing`.\n```\n"
+    )
+    (tmp_path / "b.ipynb").write_text(notebook([
+        ("markdown", ":::{prf:theorem} Big\n:label: thm-big\n:nonumber:\nText.\n:::\n:::{prf:proof}\n"
+                     "Uses {prf:ref}`the small lemma <lem-small>` and {prf:ref}`def-thing`.\n:::\n"),
+        ("code", "# check[sympy]: lem-small, thm-big\nassert True"),
+        ("code", "# check[numeric]: thm-big\nassert 1 + 1 == 2"),
+    ]))
+    return tmp_path
+
+
+def test_statements_edges_and_status(mini_book):
+    claims = read_claims(mini_book)
+    assert set(claims.statements) == {"def-thing", "lem-small", "thm-big"}
+    assert claims.edges() == [("def-thing", "lem-small"), ("def-thing", "thm-big"), ("lem-small", "thm-big")]
+    assert claims.statements["thm-big"].status == "sympy and numeric"
+    assert claims.statements["lem-small"].status == "sympy only"
+    assert claims.statements["def-thing"].status == "none"
+    assert claims.problems() == []  # definitions need no check
+
+
+def test_unchecked_theorem_is_a_problem(mini_book):
+    (mini_book / "c.md").write_text("```{prf:corollary} Lonely\n:label: cor-lonely\nX.\n```\n")
+    assert read_claims(mini_book).problems() == ["c.md: corollary cor-lonely has no check attached"]
+
+
+def test_unknown_citation_is_a_problem(mini_book):
+    (mini_book / "a.md").write_text(
+        "```{prf:lemma} Small\n:label: lem-small\nS.\n```\n```{prf:proof}\nBy {prf:ref}`lem-missing`.\n```\n")
+    problems = read_claims(mini_book).problems()
+    assert any("cites unknown label lem-missing" in p for p in problems)
+
+
+def test_check_naming_unknown_label_is_a_problem(mini_book):
+    (mini_book / "d.ipynb").write_text(notebook([("code", "# check[numeric]: thm-nowhere\n1")]))
+    assert any("unknown label thm-nowhere" in p for p in read_claims(mini_book).problems())
+
+
+def test_duplicate_label_and_unknown_check_kind(mini_book):
+    (mini_book / "e.md").write_text("```{prf:lemma} Again\n:label: lem-small\nS.\n```\n")
+    (mini_book / "f.ipynb").write_text(notebook([("code", "# check[vibes]: lem-small\n1")]))
+    problems = read_claims(mini_book).problems()
+    assert any("defined twice" in p for p in problems)
+    assert any("'vibes'" in p for p in problems)
+
+
+def test_bad_directory():
+    with pytest.raises(ValueError, match="book_dir"):
+        read_claims("/nonexistent/book")
+
+
+def test_the_book_follows_its_rules():
+    """Every lemma, theorem, proposition and corollary of the book has a check,
+    and every label a proof cites exists."""
+    claims = read_claims(BOOK)
+    assert claims.problems() == []
