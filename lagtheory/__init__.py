@@ -10,6 +10,7 @@ from .evaluation import Recognition, recognition
 from .languages import DFA, LANGUAGES, StarFreeCertificate, is_star_free
 from .lengths import Geometric, LengthDistribution, PowerLaw
 from .pooling import pooled_log_odds, pooled_weight, pooled_weight_dt
+from .model import ShallowTransformer, initialise, to_reduced
 from .population import Population, population
 
 __all__ = [
@@ -23,12 +24,15 @@ __all__ = [
     "Population",
     "PowerLaw",
     "Recognition",
+    "ShallowTransformer",
     "StarFreeCertificate",
     "UniformCount",
+    "initialise",
     "is_star_free",
     "pooled_log_odds",
     "pooled_weight",
     "pooled_weight_dt",
     "population",
     "recognition",
+    "to_reduced",
 ]
