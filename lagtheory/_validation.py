@@ -69,3 +69,12 @@ def check_probability(value: float, name: str) -> float:
     if value >= 1:
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {value!r}")
     return value
+
+
+def check_integer(value: Any, name: str, minimum: int) -> int:
+    """A Python or numpy integer (not a bool) >= minimum, returned as int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

@@ -34,7 +34,7 @@ import math
 
 import torch
 
-from ._validation import check_positive, check_scaling
+from ._validation import check_integer, check_positive, check_scaling
 
 _READOUTS = ("linear", "ffn")
 _INITIALISATIONS = ("zero", "symmetric", "random")
@@ -72,11 +72,11 @@ class ShallowTransformer(torch.nn.Module):
         first_position_score: bool = False,
     ) -> None:
         super().__init__()
-        _check_int(vocab_size, "vocab_size", minimum=2)
+        check_integer(vocab_size, "vocab_size", minimum=2)
         if readout not in _READOUTS:
             raise ValueError(f"readout must be one of {_READOUTS}, got {readout!r}")
         if readout == "ffn":
-            _check_int(hidden, "hidden", minimum=1)
+            check_integer(hidden, "hidden", minimum=1)
         elif hidden is not None:
             raise ValueError(f"hidden must be None for readout='linear' (it is the ffn width), got {hidden!r}")
         check_scaling(scaling)
@@ -318,13 +318,6 @@ def to_reduced(model: ShallowTransformer) -> tuple[float, float, float]:
     u = model.u.detach()
     return float(theta[1] - theta[0]), float(u[0]), float(u[1] - u[0])
 
-
-def _check_int(value: object, name: str, minimum: int) -> None:
-    """A Python integer (not a bool) >= minimum."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 def _describe(value: object) -> str:

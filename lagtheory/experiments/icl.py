@@ -41,20 +41,13 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from .protocol import make_schedule, train
+from lagtheory._validation import check_integer
+
+from .protocol import make_schedule, step_generator, train
 
 TRAIN_MIN_CONTEXT = 2
 TRAIN_MAX_CONTEXT = 40
 
-
-def step_generator(seed: int, step: int) -> torch.Generator:
-    """A torch generator seeded by the pair ``(seed, step)`` through numpy's
-    ``SeedSequence``, so that step ``step`` of every schedule run with ``seed``
-    sees the same prompts."""
-    for value, name in ((seed, "seed"), (step, "step")):
-        _check_int(value, name, minimum=0)
-    state = np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(state))
 
 
 @dataclass(frozen=True)
@@ -80,10 +73,10 @@ def sample_prompts(
     the module docstring."""
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    _check_int(batch_size, "batch_size", minimum=1)
-    _check_int(min_context, "min_context", minimum=1)
-    _check_int(max_context, "max_context", minimum=min_context)
-    _check_int(dim, "dim", minimum=1)
+    check_integer(batch_size, "batch_size", minimum=1)
+    check_integer(min_context, "min_context", minimum=1)
+    check_integer(max_context, "max_context", minimum=min_context)
+    check_integer(dim, "dim", minimum=1)
     counts = torch.randint(min_context, max_context + 1, (batch_size,), generator=generator)
     beta = torch.randn(batch_size, dim, dtype=torch.float64, generator=generator) / dim**0.5
     mask = torch.arange(max_context).unsqueeze(0) < counts.unsqueeze(1)
@@ -110,7 +103,7 @@ class LinearSelfAttention(torch.nn.Module):
 
     def __init__(self, dim: int) -> None:
         super().__init__()
-        _check_int(dim, "dim", minimum=1)
+        check_integer(dim, "dim", minimum=1)
         self.dim = dim
         self.key_query = torch.nn.Parameter(torch.zeros(dim + 1, dim, dtype=torch.float64))
         self.value = torch.nn.Parameter(torch.zeros(dim + 1, dtype=torch.float64))
@@ -159,9 +152,9 @@ def least_squares_prediction(batch: PromptBatch) -> torch.Tensor:
 def optimal_step(dim: int, min_context: int, max_context: int) -> float:
     """The step eta minimising the population error of ``eta g^T x_q`` when m is
     uniform on ``{min_context, ..., max_context}``: ``1 / (1 + (D+1) E[1/m])``."""
-    _check_int(dim, "dim", minimum=1)
-    _check_int(min_context, "min_context", minimum=1)
-    _check_int(max_context, "max_context", minimum=min_context)
+    check_integer(dim, "dim", minimum=1)
+    check_integer(min_context, "min_context", minimum=1)
+    check_integer(max_context, "max_context", minimum=min_context)
     mean_inverse = float(np.mean(1.0 / np.arange(min_context, max_context + 1)))
     return 1.0 / (1.0 + (dim + 1) * mean_inverse)
 
@@ -170,7 +163,7 @@ def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, di
     """Population mean squared error of ``eta g^T x_q`` at context size m:
     ``eta^2 (1 + (D+1)/m) - 2 eta + 1`` (it tends to ``(1 - eta)^2`` as m grows)."""
     _check_real(step_size, "step_size")
-    _check_int(dim, "dim", minimum=1)
+    check_integer(dim, "dim", minimum=1)
     m = np.asarray(context, dtype=np.float64)
     if np.any(m < 1) or np.any(m != np.floor(m)):
         raise ValueError("context must hold whole numbers >= 1 (context sizes m)")
@@ -287,12 +280,6 @@ def run(config: ICLConfig, schedule: str, seed: int, prompts: list[PromptBatch],
         model.value.detach().numpy().copy(),
     )
 
-
-def _check_int(value: object, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 def _check_real(value: object, name: str) -> None:

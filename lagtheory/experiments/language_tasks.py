@@ -41,6 +41,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
 from lagtheory.languages import A_STAR_B_STAR, CONTAINS_AB, EVEN_PAIRS, FIRST, PARITY
 from lagtheory.model import ShallowTransformer, initialise
@@ -186,7 +187,7 @@ def sample_strings(dfa: DFA, length: int, label: int, count: int, rng: np.random
     likely. An empty class raises ValueError.
     """
     _check_length_and_label(length, label)
-    _check_whole(count, "count", 1)
+    check_integer(count, "count", 1)
     delta, start, _ = _transition_table(dfa)
     table = _log_completions(dfa, length, label)
     if not np.isfinite(table[length, start]):
@@ -245,9 +246,9 @@ def training_stream(task: LanguageTask, steps: int, batch: int, max_length: int,
     that class (:func:`sample_strings`). Every schedule trained with the same
     seed sees the same stream.
     """
-    _check_whole(steps, "steps", 1)
-    _check_whole(batch, "batch", 1)
-    _check_whole(max_length, "max_length", 2)
+    check_integer(steps, "steps", 1)
+    check_integer(batch, "batch", 1)
+    check_integer(max_length, "max_length", 2)
     rng = np.random.default_rng(seed)
     total = steps * batch
     labels = np.where(rng.random(total) < 0.5, 1, -1)
@@ -395,17 +396,10 @@ def _min_plus_product(left: NDArray[np.float64], right: NDArray[np.float64]) -> 
 
 def _check_length_and_label(length: int, label: int) -> None:
     """A string length >= 1 and a label +1 or -1."""
-    _check_whole(length, "length", 1)
+    check_integer(length, "length", 1)
     if label not in (1, -1):
         raise ValueError(f"label must be +1 (in the language) or -1 (outside), got {label!r}")
 
-
-def _check_whole(value: object, name: str, minimum: int) -> None:
-    """A Python/numpy integer (not a bool) >= minimum."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 # -- the experiment --------------------------------------------------------------

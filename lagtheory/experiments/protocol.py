@@ -50,6 +50,8 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from lagtheory._validation import check_integer
+
 SCHEDULE_NAMES: tuple[str, ...] = (
     "joint",
     "lag",
@@ -73,7 +75,7 @@ class TrainPhase:
     output_lr: float  # 0 freezes the output group
 
     def __post_init__(self) -> None:
-        _check_whole(self.steps, "steps", minimum=1)
+        check_integer(self.steps, "steps", minimum=1)
         for name in ("attention_lr", "output_lr"):
             _check_real(getattr(self, name), name, allow_zero=True)
         if self.attention_lr == 0 and self.output_lr == 0:
@@ -93,9 +95,9 @@ def make_schedule(name: str, total_steps: int, lr: float, warm_steps: int, big_s
         raise TypeError(f"name must be a str, one of {SCHEDULE_NAMES}, got {type(name).__name__}")
     if name not in SCHEDULE_NAMES:
         raise ValueError(f"name must be one of {SCHEDULE_NAMES}, got {name!r}")
-    _check_whole(total_steps, "total_steps", minimum=2)
+    check_integer(total_steps, "total_steps", minimum=2)
     _check_real(lr, "lr", allow_zero=False)
-    _check_whole(warm_steps, "warm_steps", minimum=1)
+    check_integer(warm_steps, "warm_steps", minimum=1)
     if warm_steps >= total_steps:
         raise ValueError(f"warm_steps must satisfy 1 <= warm_steps < total_steps = {total_steps}, got {warm_steps}")
     _check_real(big_step, "big_step", allow_zero=False)
@@ -265,13 +267,6 @@ def _check_parameter_list(params: object, name: str) -> None:
             raise TypeError(f"{name} must contain leaf tensors with requires_grad=True (torch.nn.Parameter)")
 
 
-def _check_whole(value: object, name: str, minimum: int) -> None:
-    """A Python/numpy integer (not a bool) >= minimum."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
 
 def _check_real(value: object, name: str, allow_zero: bool) -> None:
     """A finite real number, > 0 (or >= 0 when allow_zero)."""
@@ -280,3 +275,12 @@ def _check_real(value: object, name: str, allow_zero: bool) -> None:
     bound = ">= 0" if allow_zero else "> 0"
     if not math.isfinite(float(value)) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+
+def step_generator(seed: int, step: int) -> torch.Generator:
+    """A torch generator seeded by the pair ``(seed, step)`` through numpy's
+    ``SeedSequence``, so that step ``step`` of every schedule run with ``seed``
+    sees the same data."""
+    for value, name in ((seed, "seed"), (step, "step")):
+        check_integer(value, name, minimum=0)
+    state = np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0]
+    return torch.Generator().manual_seed(int(state))

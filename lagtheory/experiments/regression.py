@@ -42,22 +42,15 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from .protocol import make_schedule, train
+from lagtheory._validation import check_integer
+
+from .protocol import make_schedule, step_generator, train
 
 TRAIN_MIN_LENGTH = 2
 TRAIN_MAX_LENGTH = 40
 KEY_COORDINATE = 0  # k* = e_0
 VALUE_COORDINATE = 1  # v* = e_1
 
-
-def step_generator(seed: int, step: int) -> torch.Generator:
-    """A torch generator seeded by the pair ``(seed, step)`` through numpy's
-    ``SeedSequence``, so that step ``step`` of every schedule run with ``seed``
-    sees the same batch."""
-    for value, name in ((seed, "seed"), (step, "step")):
-        _check_int(value, name, minimum=0)
-    state = np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(state))
 
 
 @dataclass(frozen=True)
@@ -85,10 +78,10 @@ def sample_batch(
     max_length}`` (padded to ``max_length``), the data of the module docstring."""
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    _check_int(batch_size, "batch_size", minimum=1)
-    _check_int(min_length, "min_length", minimum=1)
-    _check_int(max_length, "max_length", minimum=min_length)
-    _check_int(dim, "dim", minimum=2)
+    check_integer(batch_size, "batch_size", minimum=1)
+    check_integer(min_length, "min_length", minimum=1)
+    check_integer(max_length, "max_length", minimum=min_length)
+    check_integer(dim, "dim", minimum=2)
     _check_marker(marker)
     lengths = torch.randint(min_length, max_length + 1, (batch_size,), generator=generator)
     position = torch.floor(torch.rand(batch_size, dtype=torch.float64, generator=generator) * lengths).long()
@@ -115,7 +108,7 @@ class SingleLocationModel(torch.nn.Module):
 
     def __init__(self, dim: int) -> None:
         super().__init__()
-        _check_int(dim, "dim", minimum=2)
+        check_integer(dim, "dim", minimum=2)
         self.dim = dim
         self.query = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
         self.readout = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
@@ -266,12 +259,6 @@ def run(
         model.readout.detach().numpy().copy(),
     )
 
-
-def _check_int(value: object, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 def _check_marker(marker: float) -> None:
