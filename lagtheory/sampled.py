@@ -1,0 +1,222 @@
+"""The training protocols of :mod:`lagtheory.schedules`, run by mini-batch SGD
+on the torch model :class:`lagtheory.model.ShallowTransformer` instead of full-batch
+GD on the exact population loss.
+
+Data (book Definition ``def-data``, eq. ``eq-population-loss``): y = +1 with
+probability ``prior``, else -1; a length n ~ pi; a negative is a^n; a positive
+has k ~ kappa(. | n) b's. The model is permutation invariant, so it sees a
+string only through its token counts: a batch is a tensor of counts
+(#a, #b) = (n - k, k), fed to ``ShallowTransformer.forward_counts`` (exact, in
+log space, for any length). Strings are never spelled out.
+
+Sampling, all by inverse CDF from one ``numpy.random.Generator`` (so a seed
+fixes the whole run):
+
+* labels: y = +1 iff U < prior;
+* lengths, :class:`~lagtheory.lengths.Geometric`: exactly,
+  n = 1 + floor(log(V) / log(1 - q)) with V uniform on (0, 1], since
+  P(n > N) = (1 - q)^N;
+* lengths, any other :class:`~lagtheory.lengths.LengthDistribution` (e.g.
+  :class:`~lagtheory.lengths.PowerLaw`): inverse CDF of pi restricted to
+  {1, ..., N}, N the smallest length whose proven tail bound gives
+  P(n > N) <= ``tol`` (``LengthDistribution.truncation_length``, the mass
+  condition of the population truncation, eq. ``eq-tail-bound``). The sampled
+  law is pi conditioned on n <= N, within total variation ``tol`` of pi, so
+  the expectation of any quantity bounded by B moves by at most 2 B tol;
+* counts: k by inverse CDF of kappa(. | n) for each length
+  (``CountDistribution.table``); negatives have k = 0.
+
+Each step draws a fresh batch, takes the gradient of the batch mean of the
+logistic loss l(y f) = log(1 + e^(-y f)) by autograd, and moves the phase's
+group(s) by SGD with the phase's step sizes: ``lr_attention`` on the attention
+group (theta) and ``lr_output`` on the output group (u). In expectation over
+the batch this is the population gradient of :func:`lagtheory.population`
+(up to the truncation above), which is what the tests check.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import check_integer, check_parameter_vector, check_positive, check_probability, check_scaling
+from .counts import CountDistribution, resolve_counts
+from .evaluation import recognition
+from .lengths import Geometric, LengthDistribution
+from .model import ShallowTransformer
+from .schedules import Phase, Trajectory
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A mini-batch of strings given by their token counts.
+
+    ``counts``: float64 tensor (B, 2), columns (#a, #b) = (n - k, k);
+    ``labels``: float64 tensor (B,) with entries +1 (contains a b) or -1 (a^n).
+    """
+
+    counts: torch.Tensor
+    labels: torch.Tensor
+
+
+class DataSampler:
+    """Seeded sampler of the data distribution D of book Definition ``def-data``.
+
+    ``lengths``: a LengthDistribution; ``positives``: "one-b", "uniform" or a
+    CountDistribution; ``prior`` in (0, 1): P(y = +1); ``tol`` > 0: the mass
+    beyond the truncation length of a non-geometric length law (see the module
+    docstring).
+    """
+
+    def __init__(
+        self,
+        lengths: LengthDistribution,
+        positives: str | CountDistribution = "one-b",
+        prior: float = 0.5,
+        tol: float = 1e-12,
+    ) -> None:
+        if not isinstance(lengths, LengthDistribution):
+            raise TypeError(f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}")
+        self.lengths = lengths
+        self.counts = resolve_counts(positives)
+        self.prior = check_probability(prior, "prior")
+        self.tol = check_positive(tol, "tol")
+        self.truncation_length: int | None = None
+        self._length_cdf: NDArray[np.float64] | None = None
+        if not isinstance(lengths, Geometric):
+            self.truncation_length = lengths.truncation_length(self.tol, math.inf)
+            support = np.arange(1, self.truncation_length + 1)
+            self._length_cdf = np.cumsum(lengths.pmf(support))
+        self._count_cdfs: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+
+    def sample_lengths(self, size: int, rng: np.random.Generator) -> NDArray[np.int64]:
+        """``size`` lengths n ~ pi (exact for Geometric, truncated at N otherwise)."""
+        uniform = rng.random(size)
+        if self._length_cdf is None:
+            q = self.lengths.success
+            return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)
+        cdf = self._length_cdf
+        return 1 + np.searchsorted(cdf, uniform * cdf[-1], side="right").astype(np.int64)
+
+    def sample_counts(self, n: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+        """One k ~ kappa(. | n) for each entry of ``n`` (positives)."""
+        uniform = rng.random(n.size)
+        k = np.empty(n.size, dtype=np.int64)
+        for length in np.unique(n):
+            ks, cdf = self._count_cdf(int(length))
+            chosen = n == length
+            index = np.searchsorted(cdf, uniform[chosen] * cdf[-1], side="right")
+            k[chosen] = ks[index]
+        return k
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> Batch:
+        """A batch of ``batch_size`` i.i.d. strings from D, as counts and labels."""
+        check_integer(batch_size, "batch_size", minimum=1)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        positive = rng.random(batch_size) < self.prior
+        n = self.sample_lengths(batch_size, rng)
+        k = np.zeros(batch_size, dtype=np.int64)
+        k[positive] = self.sample_counts(n[positive], rng)
+        counts = np.stack([n - k, k], axis=1).astype(np.float64)
+        labels = np.where(positive, 1.0, -1.0)
+        return Batch(counts=torch.from_numpy(counts), labels=torch.from_numpy(labels))
+
+    def _count_cdf(self, length: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The support and the cumulative sums of kappa(. | length), cached."""
+        if length not in self._count_cdfs:
+            _, ks, kappa = self.counts.table(np.array([length], dtype=np.int64))
+            self._count_cdfs[length] = (ks.astype(np.int64), np.cumsum(kappa))
+        return self._count_cdfs[length]
+
+
+def batch_loss(model: ShallowTransformer, counts: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+    """sum_i weights_i l(y_i f(x_i)) with l(z) = log(1 + e^(-z)) computed as logaddexp(0, -z)
+    (exact for every z, unlike torch's thresholded softplus); ``weights`` default to 1/B,
+    the batch mean. Counts are (#a, #b, ...) per string, fed to ``model.forward_counts``."""
+    margins = labels * model.forward_counts(counts)
+    losses = torch.logaddexp(torch.zeros_like(margins), -margins)
+    if weights is None:
+        return losses.mean()
+    return losses @ weights
+
+
+def run_sampled(
+    phases: list[Phase],
+    lengths: LengthDistribution,
+    batch_size: int,
+    seed: int,
+    theta0: ArrayLike = (0.0, 0.0),
+    u0: ArrayLike = (0.0, 0.0),
+    positives: str | CountDistribution = "one-b",
+    prior: float = 0.5,
+    scaling: str = "log",
+    tol: float = 1e-12,
+    max_length: int = 10**12,
+) -> Trajectory:
+    """Run the phases (e.g. ``schedules.three_phase(...)``) by mini-batch SGD on the
+    two-token linear ShallowTransformer from (theta0, u0), batches of ``batch_size``
+    strings drawn from D with ``numpy.random.default_rng(seed)``.
+
+    Returns a :class:`~lagtheory.schedules.Trajectory`: row 0 is the initial point,
+    row i the point after step i; ``loss[i]`` is the mini-batch loss at point i on the
+    batch whose gradient makes step i + 1 (the last row gets one extra evaluation
+    batch); ``horizon`` and ``recognises`` are exact (:func:`lagtheory.recognition`,
+    all lengths up to ``max_length``).
+    """
+    if not isinstance(phases, list) or not phases or not all(isinstance(phase, Phase) for phase in phases):
+        raise ValueError("phases must be a non-empty list of Phase objects")
+    check_integer(batch_size, "batch_size", minimum=1)
+    check_integer(seed, "seed", minimum=0)
+    theta = check_parameter_vector(theta0, "theta0")
+    u = check_parameter_vector(u0, "u0")
+    check_scaling(scaling)
+    sampler = DataSampler(lengths, positives, prior, tol)
+    rng = np.random.default_rng(int(seed))
+
+    model = ShallowTransformer(vocab_size=2, readout="linear", scaling=scaling)
+    with torch.no_grad():
+        model.theta.copy_(torch.from_numpy(theta))
+        model.u.copy_(torch.from_numpy(u))
+
+    thetas, us, losses, horizons, verdicts, labels = [], [], [], [], [], []
+
+    def record(loss: float) -> None:
+        theta_now = model.theta.detach().numpy().copy()
+        u_now = model.u.detach().numpy().copy()
+        verdict = recognition(theta_now, u_now, max_length, scaling)
+        thetas.append(theta_now)
+        us.append(u_now)
+        losses.append(loss)
+        horizons.append(verdict.horizon)
+        verdicts.append(verdict.recognises)
+
+    for phase in phases:
+        for _ in range(phase.steps):
+            batch = sampler.sample(batch_size, rng)
+            model.zero_grad(set_to_none=True)
+            loss = batch_loss(model, batch.counts, batch.labels)
+            loss.backward()
+            record(loss.item())
+            with torch.no_grad():
+                if phase.group in ("attention", "joint"):
+                    model.theta -= phase.lr_attention * model.theta.grad
+                if phase.group in ("output", "joint"):
+                    model.u -= phase.lr_output * model.u.grad
+            labels.append(phase.group)
+    batch = sampler.sample(batch_size, rng)
+    with torch.no_grad():
+        record(batch_loss(model, batch.counts, batch.labels).item())
+    return Trajectory(
+        theta=np.array(thetas),
+        u=np.array(us),
+        loss=np.array(losses),
+        horizon=np.array(horizons, dtype=np.int64),
+        recognises=np.array(verdicts),
+        phase_of_step=labels,
+    )
+
