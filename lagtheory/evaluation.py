@@ -14,7 +14,10 @@ The model sees a string only through its length n and its count k of b's
   (decreasing, then increasing) in n, and the set of misclassified one-b
   lengths is an interval, found by bisection.
 
-``f = 0`` counts as an error (book Definition def-recognition).
+``f = 0`` counts as an error (book Definition def-recognition). The sign of f
+is computed in float64: at an exact mathematical tie (f = 0, e.g. t = 0 and
+u_b / (-u_a) a whole number) rounding decides, so parameters within about
+1e-15 (relative) of a tie are not reliably classified.
 """
 
 from __future__ import annotations
@@ -53,8 +56,16 @@ class Recognition:
         if self.first_error is None:
             return f"recognises every string of length <= {self.max_length:.3g} (margin {self.margin:.4g})"
         n, k = self.first_error
-        kind = f"a^{n}" if k == 0 else (f"a^{n - k} b" if k == 1 else f"a string of length {n} with {k} b's")
-        return f"first error at length {n}: {kind}; horizon {self.horizon}"
+        return f"first error at length {n}: {_word(n, k)}; horizon {self.horizon}"
+
+
+def _word(n: int, k: int) -> str:
+    """The misclassified string of length n with k b's, as the book writes it."""
+    if k == 0:
+        return "a" if n == 1 else f"a^{n}"
+    if k == 1:
+        return {1: "b", 2: "a b"}.get(n, f"a^{n - 1} b")
+    return f"a string of length {n} with {k} b's"
 
 
 def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> float:
@@ -125,5 +136,5 @@ def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12
         max_length=N,
         horizon=horizon,
         first_error=first_error,
-        margin=min(negative_margin, positive_margin),
+        margin=min(negative_margin, positive_margin) + 0.0,  # + 0.0: no signed zero
     )

@@ -108,10 +108,10 @@ def population(
     loss = (1 - prior) * float(_softplus(u[0])) + prior * float(weight @ _softplus(-f))
     grad_ua = (1 - prior) * float(expit(u[0])) - prior * float(weight @ (miss * q))
     grad_ub = -prior * float(weight @ (miss * p))
-    grad_t = -prior * w * float(weight @ (miss * pooled_weight_dt(n, k, t, scaling))) + 0.0  # + 0.0: no signed zero
+    grad_t = -prior * w * float(weight @ (miss * pooled_weight_dt(n, k, t, scaling)))
     return Population(
         loss=loss,
-        grad_theta=np.array([-grad_t, grad_t]),
+        grad_theta=np.array([-grad_t, grad_t]) + 0.0,  # + 0.0: no signed zero
         grad_u=np.array([grad_ua, grad_ub]),
         truncation_length=N,
         error_bound=tol,

@@ -101,3 +101,14 @@ def test_bad_input(kwargs, error, match):
 def test_bad_parameters():
     with pytest.raises(ValueError, match="u must be finite"):
         recognition([0, 1], [np.nan, 1])
+
+
+def test_describe_names_the_shortest_misclassified_string():
+    assert recognition([0, 0], [0.5, 1.0], 10).describe() == "first error at length 1: a; horizon 0"
+    assert recognition([0, 0], [-0.5, -1.0], 10).describe() == "first error at length 1: b; horizon 0"
+    assert recognition([0, 0], [-1.0, 0.8], 10).describe() == "first error at length 2: a b; horizon 1"
+    assert recognition([0, 0], [-1.0, 2.5], 10).describe() == "first error at length 4: a^3 b; horizon 3"
+
+
+def test_no_signed_zero_margin():
+    assert str(recognition([0, 1], [0.0, 1.0], 10).margin) == "0.0"

@@ -146,3 +146,8 @@ def test_uniform_counts_name():
     a = population([0, 1], [-1, 1], Geometric(3), positives="uniform")
     b = population([0, 1], [-1, 1], Geometric(3), positives=UniformCount())
     assert a.loss == b.loss
+
+
+def test_zero_attention_gradient_prints_without_sign():
+    r = population([0, 0], [0.3, 0.3], Geometric(4.0))
+    assert str(r.grad_theta) == "[0. 0.]"
