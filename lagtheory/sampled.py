@@ -45,10 +45,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_integer, check_parameter_vector, check_positive, check_probability, check_scaling
 from .counts import CountDistribution, resolve_counts
-from .evaluation import recognition
 from .lengths import Geometric, LengthDistribution
 from .model import ShallowTransformer
-from .schedules import Phase, Trajectory
+from .schedules import Phase, Trajectory, TrajectoryRecorder
 
 
 @dataclass(frozen=True)
@@ -183,40 +182,27 @@ def run_sampled(
         model.theta.copy_(torch.from_numpy(theta))
         model.u.copy_(torch.from_numpy(u))
 
-    thetas, us, losses, horizons, verdicts, labels = [], [], [], [], [], []
+    recorder = TrajectoryRecorder(max_length, scaling)
 
-    def record(loss: float) -> None:
-        theta_now = model.theta.detach().numpy().copy()
-        u_now = model.u.detach().numpy().copy()
-        verdict = recognition(theta_now, u_now, max_length, scaling)
-        thetas.append(theta_now)
-        us.append(u_now)
-        losses.append(loss)
-        horizons.append(verdict.horizon)
-        verdicts.append(verdict.recognises)
+    def record(loss: float, group: str | None) -> None:
+        recorder.record(model.theta.detach().numpy(), model.u.detach().numpy(), loss, group)
 
+    group_of_last_step = None
     for phase in phases:
         for _ in range(phase.steps):
             batch = sampler.sample(batch_size, rng)
             model.zero_grad(set_to_none=True)
             loss = batch_loss(model, batch.counts, batch.labels)
             loss.backward()
-            record(loss.item())
+            record(loss.item(), group_of_last_step)
             with torch.no_grad():
                 if phase.group in ("attention", "joint"):
                     model.theta -= phase.lr_attention * model.theta.grad
                 if phase.group in ("output", "joint"):
                     model.u -= phase.lr_output * model.u.grad
-            labels.append(phase.group)
+            group_of_last_step = phase.group
     batch = sampler.sample(batch_size, rng)
     with torch.no_grad():
-        record(batch_loss(model, batch.counts, batch.labels).item())
-    return Trajectory(
-        theta=np.array(thetas),
-        u=np.array(us),
-        loss=np.array(losses),
-        horizon=np.array(horizons, dtype=np.int64),
-        recognises=np.array(verdicts),
-        phase_of_step=labels,
-    )
+        record(batch_loss(model, batch.counts, batch.labels).item(), group_of_last_step)
+    return recorder.trajectory()
 

@@ -75,6 +75,42 @@ class Trajectory:
         return self.theta[:, 1] - self.theta[:, 0]
 
 
+class TrajectoryRecorder:
+    """Collects the points of a run (parameters, loss, exact recognition verdict) into a
+    :class:`Trajectory`; shared by the population runs here and the mini-batch runs of
+    :mod:`lagtheory.sampled`."""
+
+    def __init__(self, max_length: int, scaling: str) -> None:
+        self.max_length, self.scaling = max_length, scaling
+        self.thetas: list[NDArray[np.float64]] = []
+        self.us: list[NDArray[np.float64]] = []
+        self.losses: list[float] = []
+        self.horizons: list[int] = []
+        self.verdicts: list[bool] = []
+        self.labels: list[str] = []
+
+    def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float, group: str | None = None) -> None:
+        """Add one point; ``group`` names the phase of the step that led to it (None for the start)."""
+        verdict = recognition(theta, u, self.max_length, self.scaling)
+        self.thetas.append(np.array(theta, dtype=np.float64))
+        self.us.append(np.array(u, dtype=np.float64))
+        self.losses.append(loss)
+        self.horizons.append(verdict.horizon)
+        self.verdicts.append(verdict.recognises)
+        if group is not None:
+            self.labels.append(group)
+
+    def trajectory(self) -> Trajectory:
+        return Trajectory(
+            theta=np.array(self.thetas),
+            u=np.array(self.us),
+            loss=np.array(self.losses),
+            horizon=np.array(self.horizons, dtype=np.int64),
+            recognises=np.array(self.verdicts),
+            phase_of_step=self.labels,
+        )
+
+
 def run_schedule(
     phases: list[Phase],
     lengths: LengthDistribution,
@@ -91,18 +127,9 @@ def run_schedule(
     u = check_parameter_vector(u0, "u0").copy()
     if not phases or not all(isinstance(phase, Phase) for phase in phases):
         raise ValueError("phases must be a non-empty list of Phase objects")
-    thetas, us, losses, horizons, verdicts, labels = [], [], [], [], [], []
-
-    def record(loss: float) -> None:
-        verdict = recognition(theta, u, max_length, scaling)
-        thetas.append(theta.copy())
-        us.append(u.copy())
-        losses.append(loss)
-        horizons.append(verdict.horizon)
-        verdicts.append(verdict.recognises)
-
+    recorder = TrajectoryRecorder(max_length, scaling)
     state = population(theta, u, lengths, positives, tol, prior, scaling)
-    record(state.loss)
+    recorder.record(theta, u, state.loss)
     for phase in phases:
         for _ in range(phase.steps):
             if phase.group in ("attention", "joint"):
@@ -110,16 +137,8 @@ def run_schedule(
             if phase.group in ("output", "joint"):
                 u = u - phase.lr_output * state.grad_u
             state = population(theta, u, lengths, positives, tol, prior, scaling)
-            record(state.loss)
-            labels.append(phase.group)
-    return Trajectory(
-        theta=np.array(thetas),
-        u=np.array(us),
-        loss=np.array(losses),
-        horizon=np.array(horizons, dtype=np.int64),
-        recognises=np.array(verdicts),
-        phase_of_step=labels,
-    )
+            recorder.record(theta, u, state.loss, phase.group)
+    return recorder.trajectory()
 
 
 def output_only(steps: int, lr: float) -> list[Phase]:
