@@ -124,7 +124,7 @@ def book_rows() -> list[tuple[str, str]]:
              f"{timed_command([sys.executable, '-m', 'pytest', 'book', '-q']):.0f} s")]
     build = ROOT / "_build_bench"
     shutil.rmtree(build, ignore_errors=True)
-    jb = [sys.executable, "-m", "jupyter_book", "build", ".", "--path-output", str(build)]
+    jb = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--path-output", str(build)]
     rows.append(("book build, cold (every notebook executed)", f"{timed_command(jb):.0f} s"))
     rows.append(("book build, cached (nothing changed: Sphinx rereads nothing)", f"{timed_command(jb):.0f} s"))
     shutil.rmtree(build, ignore_errors=True)
