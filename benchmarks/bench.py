@@ -39,12 +39,17 @@ def median_time(function, repeats: int) -> float:
 
 
 def exact_gradient_rows() -> list[tuple[str, str]]:
+    """Time the exact population loss and gradient (eq-population-loss) per length law."""
     rows = []
     for lengths in (Geometric(10.0), PowerLaw(4.0)):
         result = population(THETA, U, lengths, tol=1e-12)
-        seconds = median_time(lambda: population(THETA, U, lengths, tol=1e-12), 50)
-        rows.append((f"exact population loss + gradient, {lengths!r}, tol 1e-12 (N = {result.truncation_length})",
-                     f"{seconds * 1e3:.2f} ms"))
+        seconds = median_time(lambda lengths=lengths: population(THETA, U, lengths, tol=1e-12), 50)
+        rows.append(
+            (
+                f"exact population loss + gradient, {lengths!r}, tol 1e-12 (N = {result.truncation_length})",
+                f"{seconds * 1e3:.2f} ms",
+            )
+        )
     return rows
 
 
@@ -72,22 +77,31 @@ def monte_carlo_rows(samples: int = 20_000) -> list[tuple[str, str]]:
     seconds = median_time(estimate, 5)
     # per-sample standard deviation of the d/dt gradient estimate, from per-sample gradients
     per_sample = []
-    for i in range(0, 2000):
+    for i in range(2000):
         model.zero_grad()
         torch.nn.functional.softplus(-y[i] * model.forward_counts(counts[i : i + 1])).sum().backward()
         per_sample.append(float(model.theta.grad[1]))
     sd = float(np.std(per_sample))
     per_sample_seconds = seconds / samples
-    rows = [(f"Monte-Carlo gradient, torch autograd, {samples} sampled strings", f"{seconds * 1e3:.1f} ms "
-             f"(standard error {sd / math.sqrt(samples):.1e})")]
+    rows = [
+        (
+            f"Monte-Carlo gradient, torch autograd, {samples} sampled strings",
+            f"{seconds * 1e3:.1f} ms (standard error {sd / math.sqrt(samples):.1e})",
+        )
+    ]
     for accuracy in (1e-4, 1e-12):
         needed = (sd / accuracy) ** 2
-        rows.append((f"Monte-Carlo samples for standard error {accuracy:g} (extrapolated)",
-                     f"{needed:.1e} samples, about {needed * per_sample_seconds:.1e} s"))
+        rows.append(
+            (
+                f"Monte-Carlo samples for standard error {accuracy:g} (extrapolated)",
+                f"{needed:.1e} samples, about {needed * per_sample_seconds:.1e} s",
+            )
+        )
     return rows
 
 
 def evaluation_rows() -> list[tuple[str, str]]:
+    """Time token-level against count-based forwards, and exact recognition."""
     rows = []
     model = ShallowTransformer(vocab_size=2)
     with torch.no_grad():
@@ -99,29 +113,43 @@ def evaluation_rows() -> list[tuple[str, str]]:
         mask = torch.ones(1, n, dtype=torch.bool)
         counts = torch.tensor([[n - 1.0, 1.0]], dtype=torch.float64)
         with torch.no_grad():
-            token_s = median_time(lambda: model(tokens, mask), 5)
-            count_s = median_time(lambda: model.forward_counts(counts), 50)
-        rows.append((f"one string a^(n-1) b, n = {n:.0e}: token-level vs count-based forward",
-                     f"{token_s * 1e3:.3f} ms vs {count_s * 1e3:.3f} ms ({token_s / count_s:,.0f}x)"))
+            token_s = median_time(lambda tokens=tokens, mask=mask: model(tokens, mask), 5)
+            count_s = median_time(lambda counts=counts: model.forward_counts(counts), 50)
+        rows.append(
+            (
+                f"one string a^(n-1) b, n = {n:.0e}: token-level vs count-based forward",
+                f"{token_s * 1e3:.3f} ms vs {count_s * 1e3:.3f} ms ({token_s / count_s:,.0f}x)",
+            )
+        )
     counts = torch.tensor([[1e12 - 1, 1.0]], dtype=torch.float64)
     with torch.no_grad():
         count_s = median_time(lambda: model.forward_counts(counts), 50)
-    rows.append(("one string, n = 1e12, count-based forward (token level: impossible, 8 TB of token ids)",
-                 f"{count_s * 1e3:.3f} ms"))
+    rows.append(
+        (
+            "one string, n = 1e12, count-based forward (token level: impossible, 8 TB of token ids)",
+            f"{count_s * 1e3:.3f} ms",
+        )
+    )
     seconds = median_time(lambda: recognition(THETA, U, 10**18), 20)
     rows.append(("exact recognition verdict over every string up to length 1e18", f"{seconds * 1e3:.2f} ms"))
     return rows
 
 
 def timed_command(command: list[str]) -> float:
+    """Wall time in seconds of one run of a shell command in the repository root."""
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
 def book_rows() -> list[tuple[str, str]]:
-    rows = [("full nbval run over every notebook (strict)",
-             f"{timed_command([sys.executable, '-m', 'pytest', 'book', '-q']):.0f} s")]
+    """Time the nbval run and the cold and cached book builds."""
+    rows = [
+        (
+            "full nbval run over every notebook (strict)",
+            f"{timed_command([sys.executable, '-m', 'pytest', 'book', '-q']):.0f} s",
+        )
+    ]
     build = ROOT / "_build_bench"
     shutil.rmtree(build, ignore_errors=True)
     jb = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--path-output", str(build)]
@@ -132,6 +160,7 @@ def book_rows() -> list[tuple[str, str]]:
 
 
 def main() -> None:
+    """Run every benchmark and write benchmarks/results.md."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-book", action="store_true", help="skip the nbval and book-build timings")
     args = parser.parse_args()

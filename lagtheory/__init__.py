@@ -9,16 +9,16 @@ from .counts import BinomialCount, CountDistribution, OneB, UniformCount
 from .evaluation import Recognition, recognition
 from .languages import DFA, LANGUAGES, StarFreeCertificate, is_star_free
 from .lengths import Geometric, LengthDistribution, PowerLaw
-from .pooling import pooled_log_odds, pooled_weight, pooled_weight_dt
 from .model import ShallowTransformer, initialise, to_reduced
+from .pooling import pooled_log_odds, pooled_weight, pooled_weight_dt
 from .population import Population, population
 
 __all__ = [
+    "DFA",
+    "LANGUAGES",
     "BinomialCount",
     "CountDistribution",
-    "DFA",
     "Geometric",
-    "LANGUAGES",
     "LengthDistribution",
     "OneB",
     "Population",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 THEOREM_LIKE = ("lemma", "theorem", "proposition", "corollary")
-STATEMENT_KINDS = ("definition",) + THEOREM_LIKE
+STATEMENT_KINDS = ("definition", *THEOREM_LIKE)
 CHECK_KINDS = ("sympy", "numeric")
 
 _OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:(?P<kind>\w+)\}(?P<title>.*)$")
@@ -71,7 +71,11 @@ class ClaimMap:
         for s in self.statements.values():
             if s.kind in THEOREM_LIKE and not s.checks:
                 found.append(f"{s.source}: {s.kind} {s.label} has no check attached")
-            found.extend(f"{s.source}: the proof of {s.label} cites unknown label {c}" for c in sorted(s.cites) if c not in self.statements)
+            found.extend(
+                f"{s.source}: the proof of {s.label} cites unknown label {c}"
+                for c in sorted(s.cites)
+                if c not in self.statements
+            )
         return found
 
 
@@ -114,7 +118,11 @@ def read_claims(book_dir: str | Path) -> ClaimMap:
     statements: dict[str, Statement] = {}
     checks: list[tuple[str, str, str]] = []
     errors: list[str] = []
-    files = sorted(p for p in book_dir.rglob("*") if p.suffix in (".md", ".ipynb") and not any(part.startswith(("_build", ".")) for part in p.parts))
+    files = sorted(
+        p
+        for p in book_dir.rglob("*")
+        if p.suffix in (".md", ".ipynb") and not any(part.startswith(("_build", ".")) for part in p.parts)
+    )
     for path in files:
         source = str(path.relative_to(book_dir))
         current: Statement | None = None

@@ -168,10 +168,10 @@ class DFA:
         return tuple(order)
 
     def minimise(self) -> DFA:
-        """Return the minimal DFA recognising L(A) (the Myhill-Nerode quotient of the reachable part).
+        r"""Return the minimal DFA recognising L(A) (the Myhill-Nerode quotient of the reachable part).
 
         Unreachable states are dropped, then Moore's refinement splits the
-        partition {F, Q \\ F} by the blocks of each state's successors until it
+        partition {F, Q \ F} by the blocks of each state's successors until it
         is stable; the stable blocks are the Myhill-Nerode classes. Each block
         is named by its first state in breadth-first order, and the states of
         the result are listed in breadth-first order from the start state, so

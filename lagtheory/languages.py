@@ -34,19 +34,19 @@ from lagtheory.dfa import DFA, Word
 from lagtheory.star_free import StarFreeCertificate, is_star_free
 
 __all__ = [
-    "DFA",
-    "StarFreeCertificate",
-    "is_star_free",
-    "label",
-    "LANGUAGES",
-    "CONTAINS_B",
-    "FIRST",
-    "EVEN_PAIRS",
+    "AA_STAR",
     "AB_STAR",
     "A_STAR_B_STAR",
     "CONTAINS_AB",
+    "CONTAINS_B",
+    "DFA",
+    "EVEN_PAIRS",
+    "FIRST",
+    "LANGUAGES",
     "PARITY",
-    "AA_STAR",
+    "StarFreeCertificate",
+    "is_star_free",
+    "label",
 ]
 
 SIGMA = ("a", "b")

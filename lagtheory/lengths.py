@@ -94,12 +94,14 @@ class Geometric(LengthDistribution):
     def __post_init__(self) -> None:
         mean = check_positive(self.mean, "mean")
         if mean <= 1:
-            raise ValueError(f"mean must be > 1 (a geometric length on {{1, 2, ...}} with unbounded support), got {mean!r}")
+            raise ValueError(
+                f"mean must be > 1 (a geometric length on {{1, 2, ...}} with unbounded support), got {mean!r}"
+            )
         object.__setattr__(self, "mean", mean)
 
     @property
     def success(self) -> float:
-        """q = 1 / mean."""
+        """Q = 1 / mean."""
         return 1.0 / self.mean
 
     @property

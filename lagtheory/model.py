@@ -215,7 +215,9 @@ class ShallowTransformer(torch.nn.Module):
             raise ValueError("mask must be true on a prefix of each row (real positions first, padding to the right)")
         real = tokens[mask]
         if bool(((real < 0) | (real >= self.vocab_size)).any()):
-            raise ValueError(f"tokens must lie in [0, {self.vocab_size}) on real positions (vocab_size={self.vocab_size})")
+            raise ValueError(
+                f"tokens must lie in [0, {self.vocab_size}) on real positions (vocab_size={self.vocab_size})"
+            )
         return lengths
 
     def _check_counts(self, counts: torch.Tensor, first_token: torch.Tensor | None) -> torch.Tensor:
@@ -317,7 +319,6 @@ def to_reduced(model: ShallowTransformer) -> tuple[float, float, float]:
     theta = model.theta.detach()
     u = model.u.detach()
     return float(theta[1] - theta[0]), float(u[0]), float(u[1] - u[0])
-
 
 
 def _describe(value: object) -> str:

@@ -51,7 +51,9 @@ def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
     return float(p) if p.ndim == 0 else p
 
 
-def pooled_vector(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def pooled_vector(
+    n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The pooled vector h = (1 - p, p) of book eq. (eq-pooled-weight), both entries formed
     from the log-odds (``expit(-z)``, ``expit(z)``) so that 1 - p keeps full relative
     precision when p is close to 1 (large t, long strings)."""
@@ -81,7 +83,9 @@ def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str):
     return n_arr, k_arr, t_arr
 
 
-def _log_odds(n: NDArray[np.float64], k: NDArray[np.float64], t: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
+def _log_odds(
+    n: NDArray[np.float64], k: NDArray[np.float64], t: NDArray[np.float64], scaling: str
+) -> NDArray[np.float64]:
     n, k, t = np.broadcast_arrays(n, k, t)
     z = np.empty(n.shape, dtype=np.float64)
     none_b = k == 0

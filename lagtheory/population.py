@@ -52,9 +52,7 @@ def _softplus(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
     return np.logaddexp(0.0, x)
 
 
-def truncation_for(
-    lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float
-) -> int:
+def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float) -> int:
     """Truncation length N for which every truncated term of (eq-population-loss) and its
     gradients is at most ``tol`` (book eq. eq-tail-bound).
 
@@ -88,7 +86,9 @@ def population(
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
     if not isinstance(lengths, LengthDistribution):
-        raise TypeError(f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}")
+        raise TypeError(
+            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
+        )
     counts = resolve_counts(positives)
     tol = check_positive(tol, "tol")
     prior = check_probability(prior, "prior")

@@ -79,7 +79,9 @@ class DataSampler:
         tol: float = 1e-12,
     ) -> None:
         if not isinstance(lengths, LengthDistribution):
-            raise TypeError(f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}")
+            raise TypeError(
+                f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
+            )
         self.lengths = lengths
         self.counts = resolve_counts(positives)
         self.prior = check_probability(prior, "prior")
@@ -133,7 +135,9 @@ class DataSampler:
         return self._count_cdfs[length]
 
 
-def batch_loss(model: ShallowTransformer, counts: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+def batch_loss(
+    model: ShallowTransformer, counts: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None
+) -> torch.Tensor:
     """sum_i weights_i l(y_i f(x_i)) with l(z) = log(1 + e^(-z)) computed as logaddexp(0, -z)
     (exact for every z, unlike torch's thresholded softplus); ``weights`` default to 1/B,
     the batch mean. Counts are (#a, #b, ...) per string, fed to ``model.forward_counts``."""
@@ -205,4 +209,3 @@ def run_sampled(
     with torch.no_grad():
         record(batch_loss(model, batch.counts, batch.labels).item(), group_of_last_step)
     return recorder.trajectory()
-

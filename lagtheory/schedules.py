@@ -50,7 +50,9 @@ class Phase:
         if self.group in ("output", "joint") and self.lr_output <= 0:
             raise ValueError(f"lr_output must be > 0 for a phase that trains the output layer, got {self.lr_output!r}")
         if self.group in ("attention", "joint") and self.lr_attention <= 0:
-            raise ValueError(f"lr_attention must be > 0 for a phase that trains the attention, got {self.lr_attention!r}")
+            raise ValueError(
+                f"lr_attention must be > 0 for a phase that trains the attention, got {self.lr_attention!r}"
+            )
 
 
 @dataclass
@@ -71,7 +73,7 @@ class Trajectory:
 
     @property
     def t(self) -> NDArray[np.float64]:
-        """t = theta_b - theta_a along the run."""
+        """T = theta_b - theta_a along the run."""
         return self.theta[:, 1] - self.theta[:, 0]
 
 

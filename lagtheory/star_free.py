@@ -37,6 +37,7 @@ class TransitionMonoid:
             their shortest words; ``elements[0]`` is the identity.
         words: for each element, its shortest word (length-lexicographic in
             alphabet order).
+
     """
 
     states: tuple[State, ...]
@@ -121,6 +122,7 @@ class StarFreeCertificate:
             whose map x satisfies x^k != x^(k+1) for every k; otherwise None.
         period: when not star-free, the period p >= 2 of the witness, the
             least p >= 1 with x^(m+p) = x^m for some m; otherwise None.
+
     """
 
     star_free: bool
@@ -168,11 +170,9 @@ def is_star_free(dfa: DFA, *, max_monoid_size: int = DEFAULT_MAX_MONOID_SIZE) ->
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
     monoid = transition_monoid(dfa.minimise(), max_monoid_size=max_monoid_size)
     index = 0
-    for element, word in zip(monoid.elements, monoid.words):
+    for element, word in zip(monoid.elements, monoid.words, strict=False):
         start, period = _index_and_period(element)
         if period > 1:
-            return StarFreeCertificate(
-                star_free=False, monoid_size=len(monoid.elements), witness=word, period=period
-            )
+            return StarFreeCertificate(star_free=False, monoid_size=len(monoid.elements), witness=word, period=period)
         index = max(index, start)
     return StarFreeCertificate(star_free=True, monoid_size=len(monoid.elements), aperiodicity_index=index)

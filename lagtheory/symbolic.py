@@ -43,13 +43,13 @@ def pooled_weight(scaling: str = "log") -> sp.Expr:
 
 
 def readout(scaling: str = "log") -> sp.Expr:
-    """f = u_a (1 - p) + u_b p (book eq. eq-readout), in the original output coordinates."""
+    """F = u_a (1 - p) + u_b p (book eq. eq-readout), in the original output coordinates."""
     p = pooled_weight(scaling)
     return u_a * (1 - p) + u_b * p
 
 
 def readout_reduced(scaling: str = "log") -> sp.Expr:
-    """f = c + w p, the same readout in the reduced coordinates c = u_a, w = u_b - u_a."""
+    """F = c + w p, the same readout in the reduced coordinates c = u_a, w = u_b - u_a."""
     return c + w * pooled_weight(scaling)
 
 

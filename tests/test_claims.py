@@ -11,8 +11,14 @@ BOOK = Path(__file__).resolve().parents[1] / "book"
 
 
 def notebook(cells):
-    return json.dumps({"cells": [{"cell_type": kind, "source": text, "metadata": {}} for kind, text in cells],
-                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return json.dumps(
+        {
+            "cells": [{"cell_type": kind, "source": text, "metadata": {}} for kind, text in cells],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 @pytest.fixture
@@ -22,12 +28,19 @@ def mini_book(tmp_path):
         "```{prf:lemma} Small\n:label: lem-small\nStatement.\n```\n"
         "```{prf:proof}\nBy {prf:ref}`def-thing`.\n```\n"
     )
-    (tmp_path / "b.ipynb").write_text(notebook([
-        ("markdown", ":::{prf:theorem} Big\n:label: thm-big\n:nonumber:\nText.\n:::\n:::{prf:proof}\n"
-                     "Uses {prf:ref}`the small lemma <lem-small>` and {prf:ref}`def-thing`.\n:::\n"),
-        ("code", "# check[sympy]: lem-small, thm-big\nassert True"),
-        ("code", "# check[numeric]: thm-big\nassert 1 + 1 == 2"),
-    ]))
+    (tmp_path / "b.ipynb").write_text(
+        notebook(
+            [
+                (
+                    "markdown",
+                    ":::{prf:theorem} Big\n:label: thm-big\n:nonumber:\nText.\n:::\n:::{prf:proof}\n"
+                    "Uses {prf:ref}`the small lemma <lem-small>` and {prf:ref}`def-thing`.\n:::\n",
+                ),
+                ("code", "# check[sympy]: lem-small, thm-big\nassert True"),
+                ("code", "# check[numeric]: thm-big\nassert 1 + 1 == 2"),
+            ]
+        )
+    )
     return tmp_path
 
 
@@ -48,7 +61,8 @@ def test_unchecked_theorem_is_a_problem(mini_book):
 
 def test_unknown_citation_is_a_problem(mini_book):
     (mini_book / "a.md").write_text(
-        "```{prf:lemma} Small\n:label: lem-small\nS.\n```\n```{prf:proof}\nBy {prf:ref}`lem-missing`.\n```\n")
+        "```{prf:lemma} Small\n:label: lem-small\nS.\n```\n```{prf:proof}\nBy {prf:ref}`lem-missing`.\n```\n"
+    )
     problems = read_claims(mini_book).problems()
     assert any("cites unknown label lem-missing" in p for p in problems)
 

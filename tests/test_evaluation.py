@@ -86,11 +86,11 @@ def test_threshold_examples_up_to_1e18():
 @pytest.mark.parametrize(
     "kwargs,error,match",
     [
-        (dict(max_length=0), ValueError, "max_length must be"),
-        (dict(max_length=2.5), ValueError, "max_length must be"),
-        (dict(max_length=1e19), ValueError, "max_length must be"),
-        (dict(max_length="big"), TypeError, "max_length must be"),
-        (dict(scaling="x"), ValueError, "scaling must be"),
+        ({"max_length": 0}, ValueError, "max_length must be"),
+        ({"max_length": 2.5}, ValueError, "max_length must be"),
+        ({"max_length": 1e19}, ValueError, "max_length must be"),
+        ({"max_length": "big"}, TypeError, "max_length must be"),
+        ({"scaling": "x"}, ValueError, "scaling must be"),
     ],
 )
 def test_bad_input(kwargs, error, match):

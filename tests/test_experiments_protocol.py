@@ -52,7 +52,13 @@ def _expected(x0: float, target: float, lr: float, steps: int) -> float:
 
 def test_schedule_names_are_the_protocol():
     assert SCHEDULE_NAMES == (
-        "joint", "lag", "lead", "one-step", "two-timescale-0.1", "two-timescale-0.3", "two-timescale-3",
+        "joint",
+        "lag",
+        "lead",
+        "one-step",
+        "two-timescale-0.1",
+        "two-timescale-0.3",
+        "two-timescale-3",
     )
 
 
@@ -79,7 +85,7 @@ def test_phase_step_sizes_follow_the_definitions():
         phases = make_schedule(name, TOTAL, LR, WARM, BIG)
         got = [(p.steps, p.attention_lr, p.output_lr) for p in phases]
         assert len(got) == len(rows), name
-        for (steps, a_lr, o_lr), (e_steps, e_a, e_o) in zip(got, rows):
+        for (steps, a_lr, o_lr), (e_steps, e_a, e_o) in zip(got, rows, strict=False):
             assert steps == e_steps and math.isclose(a_lr, e_a) and math.isclose(o_lr, e_o), name
 
 
@@ -92,7 +98,9 @@ def test_lag_leaves_attention_untouched_for_warm_steps():
     assert not torch.equal(snapshots[WARM + 1][0], initial_attention)
     # the output group moved by the closed form throughout, the attention for TOTAL - WARM steps only
     assert np.allclose(output.detach().numpy(), [_expected(x, OUTPUT_TARGET, LR, TOTAL) for x in (2.0, 0.0, 1.0)])
-    assert np.allclose(attention.detach().numpy(), [_expected(x, ATTENTION_TARGET, LR, TOTAL - WARM) for x in (0.5, -1.0)])
+    assert np.allclose(
+        attention.detach().numpy(), [_expected(x, ATTENTION_TARGET, LR, TOTAL - WARM) for x in (0.5, -1.0)]
+    )
 
 
 def test_lead_freezes_the_output_at_its_initial_value():
@@ -101,7 +109,9 @@ def test_lead_freezes_the_output_at_its_initial_value():
     train([attention], [output], make_schedule("lead", TOTAL, LR, WARM, BIG), loss_fn)
     for step in range(WARM + 1):
         assert torch.equal(snapshots[step][1], initial_output), step
-    assert np.allclose(output.detach().numpy(), [_expected(x, OUTPUT_TARGET, LR, TOTAL - WARM) for x in (2.0, 0.0, 1.0)])
+    assert np.allclose(
+        output.detach().numpy(), [_expected(x, OUTPUT_TARGET, LR, TOTAL - WARM) for x in (2.0, 0.0, 1.0)]
+    )
 
 
 def test_one_step_moves_attention_once_by_the_big_step():
@@ -119,12 +129,14 @@ def test_one_step_moves_attention_once_by_the_big_step():
 def test_two_timescale_uses_the_ratio_on_attention():
     attention, output, _, loss_fn = _quadratic_problem()
     train([attention], [output], make_schedule("two-timescale-0.3", TOTAL, LR, WARM, BIG), loss_fn)
-    assert np.allclose(attention.detach().numpy(), [_expected(x, ATTENTION_TARGET, 0.3 * LR, TOTAL) for x in (0.5, -1.0)])
+    assert np.allclose(
+        attention.detach().numpy(), [_expected(x, ATTENTION_TARGET, 0.3 * LR, TOTAL) for x in (0.5, -1.0)]
+    )
     assert np.allclose(output.detach().numpy(), [_expected(x, OUTPUT_TARGET, LR, TOTAL) for x in (2.0, 0.0, 1.0)])
 
 
 def test_recorded_losses_are_the_losses_before_each_step():
-    attention, output, snapshots, loss_fn = _quadratic_problem()
+    attention, output, _, loss_fn = _quadratic_problem()
     losses = train([attention], [output], make_schedule("joint", TOTAL, LR, WARM, BIG), loss_fn)
     # joint: every coordinate's residual shrinks by (1 - lr) per step, so the loss by (1 - lr)^2
     initial = 0.5 * ((0.5 - 1) ** 2 + (-1 - 1) ** 2 + (2 + 3) ** 2 + (0 + 3) ** 2 + (1 + 3) ** 2)
@@ -162,7 +174,12 @@ def test_bad_schedule_arguments_raise_value_error_naming_them(kwargs, argument):
 
 @pytest.mark.parametrize(
     ("kwargs", "argument"),
-    [({"name": 3}, "name"), ({"total_steps": 12.0}, "total_steps"), ({"lr": "0.1"}, "lr"), ({"warm_steps": True}, "warm_steps")],
+    [
+        ({"name": 3}, "name"),
+        ({"total_steps": 12.0}, "total_steps"),
+        ({"lr": "0.1"}, "lr"),
+        ({"warm_steps": True}, "warm_steps"),
+    ],
 )
 def test_wrong_types_raise_type_error_naming_them(kwargs, argument):
     arguments = {"name": "joint", "total_steps": TOTAL, "lr": LR, "warm_steps": WARM, "big_step": BIG} | kwargs
@@ -172,7 +189,12 @@ def test_wrong_types_raise_type_error_naming_them(kwargs, argument):
 
 @pytest.mark.parametrize(
     ("args", "argument"),
-    [((0, 0.1, 0.1), "steps"), ((3, -0.1, 0.1), "attention_lr"), ((3, 0.1, float("nan")), "output_lr"), ((3, 0.0, 0.0), "attention_lr")],
+    [
+        ((0, 0.1, 0.1), "steps"),
+        ((3, -0.1, 0.1), "attention_lr"),
+        ((3, 0.1, float("nan")), "output_lr"),
+        ((3, 0.0, 0.0), "attention_lr"),
+    ],
 )
 def test_bad_phases_raise_value_error_naming_the_argument(args, argument):
     with pytest.raises(ValueError, match=argument):
@@ -210,7 +232,12 @@ def test_summary_entry_by_hand():
 
 
 def _summary(mean: float) -> dict:
-    return {"task": "toy", "metric": "m", "higher_is_better": True, "schedules": {"joint": {"mean": mean, "std": 0.0, "seeds": 5}}}
+    return {
+        "task": "toy",
+        "metric": "m",
+        "higher_is_better": True,
+        "schedules": {"joint": {"mean": mean, "std": 0.0, "seeds": 5}},
+    }
 
 
 def test_freeze_summary_writes_once_then_checks(tmp_path):
@@ -218,7 +245,7 @@ def test_freeze_summary_writes_once_then_checks(tmp_path):
     freeze_summary(_summary(0.5), path)
     assert json.loads(path.read_text()) == _summary(0.5)
     freeze_summary(_summary(0.5), path)  # same numbers: passes
-    with pytest.raises(AssertionError, match="summary_toy.json"):
+    with pytest.raises(AssertionError, match=r"summary_toy\.json"):
         freeze_summary(_summary(0.501), path)
     assert load_summary(path) == _summary(0.5)
 

@@ -235,7 +235,7 @@ def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -
     # lead freezes the output group for warm_steps steps, lag the attention group
     assert np.all(runs["lead"].label_value[:3] == runs["lead"].label_value[0])
     assert np.all(runs["lag"].key_query_trace[:3] == runs["lag"].key_query_trace[0])
-    for batch, m in zip(tests, config.test_contexts):
+    for batch, m in zip(tests, config.test_contexts, strict=False):
         assert batch.inputs.shape == (8, m, 3) and torch.all(batch.counts == m)
 
 

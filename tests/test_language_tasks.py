@@ -20,11 +20,11 @@ from lagtheory.experiments.language_tasks import (
     LanguageExperiment,
     class_is_nonempty,
     counts_output,
+    evaluation_words,
     feature_counts,
     feature_ids,
     run_language,
     sample_strings,
-    evaluation_words,
     training_stream,
     verified_horizon,
     worst_case_scores,
@@ -107,7 +107,7 @@ def test_sampling_is_uniform_within_the_class():
     for dfa in (CONTAINS_AB, EVEN_PAIRS):
         for label in (1, -1):
             words = _all_words(n)
-            members = {tuple(w) for w, y in zip(words, _labels(dfa, words)) if y == label}
+            members = {tuple(w) for w, y in zip(words, _labels(dfa, words), strict=False) if y == label}
             sample = sample_strings(dfa, n, label, draws, rng)
             assert all(tuple(w) in members for w in sample)
             counts = np.array([sum(1 for w in sample if tuple(w) == m) for m in sorted(members)])
@@ -175,7 +175,7 @@ def test_witnesses_recognise_their_language(name):
         words = _all_words(n)
         outputs = _token_outputs(model, feature_ids(words, task.features))
         assert np.all(_labels(task.dfa, words) * outputs > 0), n
-    lengths = list(range(1, 41)) + [10**3, 10**6, 10**9, 10**12]
+    lengths = [*list(range(1, 41)), 10**3, 10**6, 10**9, 10**12]
     assert verified_horizon(model, task, lengths) == 10**12
 
 
@@ -216,8 +216,12 @@ def test_training_stream_labels_lengths_and_counts_path(name):
         assert torch.equal(batch.labels > 0, batch.counts[..., 1] >= 1)
     # the counts path equals the token path on the test words
     tests = evaluation_words(task, [7, 30], per_class=5, seed=1)
-    model = _model_with(task, [0.3] + [-0.2] * (task.vocab_size - 1), list(np.linspace(-1, 1, task.vocab_size)),
-                        0.5 if task.first_position_marker else None)
+    model = _model_with(
+        task,
+        [0.3] + [-0.2] * (task.vocab_size - 1),
+        list(np.linspace(-1, 1, task.vocab_size)),
+        0.5 if task.first_position_marker else None,
+    )
     for tokens, _ in tests.values():
         ids = tokens.numpy()
         counts = torch.from_numpy(feature_counts(ids, task.vocab_size))
@@ -226,11 +230,14 @@ def test_training_stream_labels_lengths_and_counts_path(name):
 
 
 def test_run_language_shares_data_and_initialisation_across_schedules():
-    experiment = LanguageExperiment(steps=6, warm_steps=2, seeds=(0, 1), test_lengths=(5, 50), test_per_class=4,
-                                    horizon_lengths=(1, 2, 3, 100))
+    experiment = LanguageExperiment(
+        steps=6, warm_steps=2, seeds=(0, 1), test_lengths=(5, 50), test_per_class=4, horizon_lengths=(1, 2, 3, 100)
+    )
     runs = run_language(TASKS["CONTAINS_AB"], experiment, ["joint", "lag", "lead"])
     # same init and first batch: the loss before the first step is the same for every schedule
-    assert runs["joint"].losses[:, 0].tolist() == runs["lag"].losses[:, 0].tolist() == runs["lead"].losses[:, 0].tolist()
+    assert (
+        runs["joint"].losses[:, 0].tolist() == runs["lag"].losses[:, 0].tolist() == runs["lead"].losses[:, 0].tolist()
+    )
     # lag: the attention has not moved before step warm_steps (it is 0 at the start: initialise sets it so)
     assert np.all(runs["lag"].attention_moved[:, :3] == 0) and np.all(runs["lag"].attention_moved[:, 3] > 0)
     assert np.all(runs["lead"].output_moved[:, :3] == 0)

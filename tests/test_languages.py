@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from lagtheory.dfa import DFA
 from lagtheory.languages import (
+    A_STAR_B_STAR,
     AA_STAR,
     AB_STAR,
-    A_STAR_B_STAR,
     CONTAINS_AB,
     CONTAINS_B,
     EVEN_PAIRS,
@@ -103,7 +103,14 @@ MONOID_SIZES = {
     "PARITY": 2,
     "AA_STAR": 3,
 }
-APERIODICITY_INDICES = {"CONTAINS_B": 1, "FIRST": 1, "EVEN_PAIRS": 1, "AB_STAR": 2, "A_STAR_B_STAR": 2, "CONTAINS_AB": 2}
+APERIODICITY_INDICES = {
+    "CONTAINS_B": 1,
+    "FIRST": 1,
+    "EVEN_PAIRS": 1,
+    "AB_STAR": 2,
+    "A_STAR_B_STAR": 2,
+    "CONTAINS_AB": 2,
+}
 WITNESSES = {"PARITY": (("b",), 2), "AA_STAR": (("a",), 2)}
 
 
@@ -153,8 +160,16 @@ def test_minimise_merges_redundant_and_drops_unreachable_states() -> None:
     redundant = DFA(
         states=(0, 1, 2, 3),
         alphabet="ab",
-        transitions={(0, "a"): 0, (0, "b"): 1, (1, "a"): 2, (1, "b"): 1, (2, "a"): 1, (2, "b"): 2,
-                     (3, "a"): 0, (3, "b"): 3},
+        transitions={
+            (0, "a"): 0,
+            (0, "b"): 1,
+            (1, "a"): 2,
+            (1, "b"): 1,
+            (2, "a"): 1,
+            (2, "b"): 2,
+            (3, "a"): 0,
+            (3, "b"): 3,
+        },
         start=0,
         accepting={1, 2, 3},
     )
@@ -245,8 +260,12 @@ def _contains_b(**changes: object) -> dict[str, object]:
     arguments: dict[str, object] = {
         "states": ("no_b", "seen_b"),
         "alphabet": ("a", "b"),
-        "transitions": {("no_b", "a"): "no_b", ("no_b", "b"): "seen_b", ("seen_b", "a"): "seen_b",
-                        ("seen_b", "b"): "seen_b"},
+        "transitions": {
+            ("no_b", "a"): "no_b",
+            ("no_b", "b"): "seen_b",
+            ("seen_b", "a"): "seen_b",
+            ("seen_b", "b"): "seen_b",
+        },
         "start": "no_b",
         "accepting": {"seen_b"},
     }
@@ -305,14 +324,20 @@ def test_bad_words_and_arguments_raise() -> None:
 
 # Property tests on random small DFAs.
 
+
 @st.composite
 def small_dfas(draw: st.DrawFn, max_states: int = 4) -> DFA:
     n = draw(st.integers(1, max_states))
     alphabet = "abc"[: draw(st.integers(1, 3))]
     transitions = {(q, c): draw(st.integers(0, n - 1)) for q in range(n) for c in alphabet}
     accepting = {q for q in range(n) if draw(st.booleans())}
-    return DFA(states=tuple(range(n)), alphabet=alphabet, transitions=transitions,
-               start=draw(st.integers(0, n - 1)), accepting=accepting)
+    return DFA(
+        states=tuple(range(n)),
+        alphabet=alphabet,
+        transitions=transitions,
+        start=draw(st.integers(0, n - 1)),
+        accepting=accepting,
+    )
 
 
 def _words(alphabet: tuple, max_length: int) -> list[tuple]:
@@ -377,9 +402,7 @@ def test_monoid_size_equals_closure_under_composition(dfa: DFA) -> None:
     letter_maps = {tuple(sorted(_map_of(dfa, (c,)).items())) for c in dfa.alphabet}
     elements = {tuple(sorted(_map_of(dfa, ()).items()))} | letter_maps
     while True:
-        products = {
-            tuple((q, dict(g)[dict(f)[q]]) for q in dfa.states) for f in elements for g in elements
-        }
+        products = {tuple((q, dict(g)[dict(f)[q]]) for q in dfa.states) for f in elements for g in elements}
         if products <= elements:
             break
         elements |= products

@@ -61,9 +61,16 @@ def test_truncation_refuses_hopeless_tolerance():
         PowerLaw(1.5).truncation_length(1e-12, 1e-12)
 
 
-@pytest.mark.parametrize("factory,arg,match", [(Geometric, 1.0, "mean must be > 1"), (Geometric, -2.0, "mean"),
-                                               (PowerLaw, 1.0, "exponent must be > 1"), (PowerLaw, np.nan, "exponent"),
-                                               (Geometric, float("inf"), "mean")])
+@pytest.mark.parametrize(
+    "factory,arg,match",
+    [
+        (Geometric, 1.0, "mean must be > 1"),
+        (Geometric, -2.0, "mean"),
+        (PowerLaw, 1.0, "exponent must be > 1"),
+        (PowerLaw, np.nan, "exponent"),
+        (Geometric, float("inf"), "mean"),
+    ],
+)
 def test_bad_parameters(factory, arg, match):
     with pytest.raises(ValueError, match=match):
         factory(arg)

@@ -412,7 +412,12 @@ def test_forward_rejects_bad_tokens_and_masks() -> None:
         (torch.zeros(4, dtype=torch.long), torch.ones(4, dtype=torch.bool), ValueError, "tokens"),
         (torch.zeros(2, 4, dtype=torch.long), torch.ones(2, 3, dtype=torch.bool), ValueError, "mask"),
         (torch.zeros(2, 4, dtype=torch.long), torch.tensor([[True] * 4, [False] * 4]), ValueError, "mask"),
-        (torch.zeros(2, 4, dtype=torch.long), torch.tensor([[True] * 4, [True, False, True, True]]), ValueError, "mask"),
+        (
+            torch.zeros(2, 4, dtype=torch.long),
+            torch.tensor([[True] * 4, [True, False, True, True]]),
+            ValueError,
+            "mask",
+        ),
         (torch.tensor([[0, 1, 2, 3], [0, 0, 0, 0]]), ok_mask, ValueError, "tokens"),
         (torch.tensor([[0, 1, -1, 0], [0, 0, 0, 0]]), ok_mask, ValueError, "tokens"),
     ]

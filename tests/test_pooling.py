@@ -15,8 +15,21 @@ def direct(n, k, t):
         return float(k * n**t / (k * n**t + n - k))
 
 
-@pytest.mark.parametrize("n,k,t", [(1, 1, 0.3), (2, 1, 0.0), (10, 3, 0.7), (1000, 1, 1.0), (10**6, 5, -2.0),
-                                   (10**12, 1, 1.5), (10**18, 1, 0.5), (10**18, 10**9, 1.0), (7, 0, 3.0), (7, 7, -3.0)])
+@pytest.mark.parametrize(
+    "n,k,t",
+    [
+        (1, 1, 0.3),
+        (2, 1, 0.0),
+        (10, 3, 0.7),
+        (1000, 1, 1.0),
+        (10**6, 5, -2.0),
+        (10**12, 1, 1.5),
+        (10**18, 1, 0.5),
+        (10**18, 10**9, 1.0),
+        (7, 0, 3.0),
+        (7, 7, -3.0),
+    ],
+)
 def test_matches_definition_at_high_precision(n, k, t):
     assert pooled_weight(n, k, t) == pytest.approx(direct(n, k, t), rel=1e-13, abs=1e-300)
 
@@ -78,14 +91,14 @@ def test_log_odds():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        (dict(n=0, k=0, t=0.0), "n must be >= 1"),
-        (dict(n=2.5, k=1, t=0.0), "n must be a whole number"),
-        (dict(n=5, k=6, t=0.0), "0 <= k <= n"),
-        (dict(n=5, k=-1, t=0.0), "0 <= k <= n"),
-        (dict(n=5, k=1.5, t=0.0), "k must be a whole number"),
-        (dict(n=5, k=1, t=np.nan), "t must be finite"),
-        (dict(n=np.inf, k=1, t=0.0), "n must be finite"),
-        (dict(n=5, k=1, t=0.0, scaling="sqrt"), "scaling must be"),
+        ({"n": 0, "k": 0, "t": 0.0}, "n must be >= 1"),
+        ({"n": 2.5, "k": 1, "t": 0.0}, "n must be a whole number"),
+        ({"n": 5, "k": 6, "t": 0.0}, "0 <= k <= n"),
+        ({"n": 5, "k": -1, "t": 0.0}, "0 <= k <= n"),
+        ({"n": 5, "k": 1.5, "t": 0.0}, "k must be a whole number"),
+        ({"n": 5, "k": 1, "t": np.nan}, "t must be finite"),
+        ({"n": np.inf, "k": 1, "t": 0.0}, "n must be finite"),
+        ({"n": 5, "k": 1, "t": 0.0, "scaling": "sqrt"}, "scaling must be"),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, match):

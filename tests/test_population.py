@@ -26,7 +26,7 @@ def torch_population(theta, u, lengths, N, prior=0.5, counts="one-b", scaling="l
             norm = 1 - (1 - q) ** n
             ks = range(1, n + 1)
             kappas = [math.comb(n, k) * q**k * (1 - q) ** (n - k) / norm for k in ks]
-        for k, kappa in zip(ks, kappas):
+        for k, kappa in zip(ks, kappas, strict=False):
             # attention weights of the two token types, from the scores directly
             scale = math.log(n) if scaling == "log" else 1.0
             scores = torch.stack([theta[0] * scale, theta[1] * scale])
@@ -45,6 +45,7 @@ def test_against_torch_autograd(theta, u):
     loss, g_theta, g_u = torch_population(theta, u, g, exact.truncation_length)
     assert exact.loss == pytest.approx(loss, abs=1e-12)
     np.testing.assert_allclose(exact.grad_theta, g_theta, atol=1e-12)
+    np.testing.assert_allclose(exact.grad_u, g_u, atol=1e-12)
     np.testing.assert_allclose(exact.grad_u, g_u, atol=1e-12)
 
 
@@ -65,6 +66,7 @@ def test_unscaled_against_torch():
     loss, g_theta, g_u = torch_population([0.2, 1.1], [-0.3, 0.8], g, exact.truncation_length, scaling="none")
     assert exact.loss == pytest.approx(loss, abs=1e-12)
     np.testing.assert_allclose(exact.grad_theta, g_theta, atol=1e-12)
+    np.testing.assert_allclose(exact.grad_u, g_u, atol=1e-12)
 
 
 def test_origin_closed_form():
@@ -122,14 +124,14 @@ def test_extreme_parameters_stay_finite():
 @pytest.mark.parametrize(
     "kwargs,error,match",
     [
-        (dict(theta=[0.0], u=[0, 0]), ValueError, "theta must be a vector of length 2"),
-        (dict(theta=[0.0, np.nan], u=[0, 0]), ValueError, "theta must be finite"),
-        (dict(theta=[0, 0], u=[0, np.inf]), ValueError, "u must be finite"),
-        (dict(theta=[0, 0], u=[0, 0], tol=0.0), ValueError, "tol must be"),
-        (dict(theta=[0, 0], u=[0, 0], tol=-1.0), ValueError, "tol must be"),
-        (dict(theta=[0, 0], u=[0, 0], prior=1.0), ValueError, "prior must lie"),
-        (dict(theta=[0, 0], u=[0, 0], positives="two-b"), ValueError, "positives must be"),
-        (dict(theta=[0, 0], u=[0, 0], scaling="exp"), ValueError, "scaling must be"),
+        ({"theta": [0.0], "u": [0, 0]}, ValueError, "theta must be a vector of length 2"),
+        ({"theta": [0.0, np.nan], "u": [0, 0]}, ValueError, "theta must be finite"),
+        ({"theta": [0, 0], "u": [0, np.inf]}, ValueError, "u must be finite"),
+        ({"theta": [0, 0], "u": [0, 0], "tol": 0.0}, ValueError, "tol must be"),
+        ({"theta": [0, 0], "u": [0, 0], "tol": -1.0}, ValueError, "tol must be"),
+        ({"theta": [0, 0], "u": [0, 0], "prior": 1.0}, ValueError, "prior must lie"),
+        ({"theta": [0, 0], "u": [0, 0], "positives": "two-b"}, ValueError, "positives must be"),
+        ({"theta": [0, 0], "u": [0, 0], "scaling": "exp"}, ValueError, "scaling must be"),
     ],
 )
 def test_bad_input(kwargs, error, match):

@@ -228,7 +228,7 @@ def test_run_takes_plain_sgd_steps_on_the_batch_of_each_step() -> None:
 
 def test_held_out_batches_have_exact_lengths() -> None:
     config = R.RegressionConfig(dim=3, test_lengths=(4, 9), test_size=5)
-    for n, batch in zip(config.test_lengths, R.held_out_batches(config)):
+    for n, batch in zip(config.test_lengths, R.held_out_batches(config), strict=False):
         assert batch.tokens.shape == (5, n, 3) and torch.all(batch.lengths == n)
 
 

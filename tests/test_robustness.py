@@ -12,7 +12,7 @@ from lagtheory.experiments import protocol as P
 from lagtheory.languages import CONTAINS_B, DFA
 from lagtheory.model import ShallowTransformer
 
-ONE_STATE = dict(states=(0,), alphabet=("a",), transitions={(0, "a"): 0}, start=0, accepting=set())
+ONE_STATE = {"states": (0,), "alphabet": ("a",), "transitions": {(0, "a"): 0}, "start": 0, "accepting": set()}
 
 CATALOGUE = {
     # lengths and counts
@@ -27,28 +27,58 @@ CATALOGUE = {
     "geometric mean as text": (lambda: L.Geometric("ten"), TypeError, r"mean must be a real number"),
     "power law exponent 1": (lambda: L.PowerLaw(1.0), ValueError, r"exponent must be > 1"),
     "binomial q out of range": (lambda: L.BinomialCount(1.5), ValueError, r"q must lie in"),
-    "unknown positives": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), positives=3), ValueError, r"positives must be"),
+    "unknown positives": (
+        lambda: L.population([0, 0], [0, 0], L.Geometric(3), positives=3),
+        ValueError,
+        r"positives must be",
+    ),
     # population and recognition
-    "theta of wrong length": (lambda: L.population([0, 1, 2], [0, 0], L.Geometric(3)), ValueError, r"theta must be a vector of length 2"),
+    "theta of wrong length": (
+        lambda: L.population([0, 1, 2], [0, 0], L.Geometric(3)),
+        ValueError,
+        r"theta must be a vector of length 2",
+    ),
     "infinite u": (lambda: L.population([0, 0], [np.inf, 0], L.Geometric(3)), ValueError, r"u must be finite"),
     "tolerance zero": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tol=0), ValueError, r"tol must be"),
-    "hopeless tolerance for a heavy tail": (lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.2)), ValueError, r"tol too small"),
+    "hopeless tolerance for a heavy tail": (
+        lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.2)),
+        ValueError,
+        r"tol too small",
+    ),
     "prior 0": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), prior=0), ValueError, r"prior must be"),
     "lengths not a distribution": (lambda: L.population([0, 0], [0, 0], 10), TypeError, r"lengths must be"),
     "recognition max_length 0": (lambda: L.recognition([0, 1], [-1, 3], 0), ValueError, r"max_length must be"),
-    "recognition max_length beyond 1e18": (lambda: L.recognition([0, 1], [-1, 3], 1e19), ValueError, r"max_length must be"),
+    "recognition max_length beyond 1e18": (
+        lambda: L.recognition([0, 1], [-1, 3], 1e19),
+        ValueError,
+        r"max_length must be",
+    ),
     # schedules
     "unknown phase group": (lambda: S.Phase("everything", 3, 1.0, 1.0), ValueError, r"group must be"),
     "negative steps": (lambda: S.Phase("output", -3, lr_output=1.0), ValueError, r"steps must be"),
     "empty schedule": (lambda: S.run_schedule([], L.Geometric(3)), ValueError, r"phases must be"),
-    "NaN initial theta": (lambda: S.run_schedule(S.joint(2, 1.0), L.Geometric(3), theta0=(np.nan, 0)), ValueError, r"theta0 must be finite"),
-    "unknown empirical schedule": (lambda: P.make_schedule("warp", 10, 0.1, 2, 1.0), ValueError, r"name must be one of"),
+    "NaN initial theta": (
+        lambda: S.run_schedule(S.joint(2, 1.0), L.Geometric(3), theta0=(np.nan, 0)),
+        ValueError,
+        r"theta0 must be finite",
+    ),
+    "unknown empirical schedule": (
+        lambda: P.make_schedule("warp", 10, 0.1, 2, 1.0),
+        ValueError,
+        r"name must be one of",
+    ),
     # languages
     "DFA with a missing transition": (
         lambda: DFA(states=(0, 1), alphabet=("a",), transitions={(0, "a"): 1}, start=0, accepting={1}),
-        ValueError, r"transitions is missing the pair"),
+        ValueError,
+        r"transitions is missing the pair",
+    ),
     "DFA with an unknown start": (lambda: DFA(**{**ONE_STATE, "start": 7}), ValueError, r"start"),
-    "DFA with an empty alphabet": (lambda: DFA(**{**ONE_STATE, "alphabet": (), "transitions": {}}), ValueError, r"alphabet"),
+    "DFA with an empty alphabet": (
+        lambda: DFA(**{**ONE_STATE, "alphabet": (), "transitions": {}}),
+        ValueError,
+        r"alphabet",
+    ),
     "DFA accepting outside states": (lambda: DFA(**{**ONE_STATE, "accepting": {9}}), ValueError, r"accepting"),
     "symbol outside the alphabet": (lambda: CONTAINS_B.accepts("abc"), ValueError, r"word has symbol 'c'"),
     "monoid size limit 0": (lambda: L.is_star_free(CONTAINS_B, max_monoid_size=0), ValueError, r"max_monoid_size"),
@@ -58,14 +88,24 @@ CATALOGUE = {
     "unknown model scaling": (lambda: ShallowTransformer(scaling="cube"), ValueError, r"scaling must be"),
     "empty string in a batch": (
         lambda: ShallowTransformer()(torch.zeros(1, 3, dtype=torch.long), torch.zeros(1, 3, dtype=torch.bool)),
-        ValueError, r"mask must mark at least one"),
+        ValueError,
+        r"mask must mark at least one",
+    ),
     "token id out of range": (
         lambda: ShallowTransformer()(torch.full((1, 3), 5, dtype=torch.long), torch.ones(1, 3, dtype=torch.bool)),
-        ValueError, r"tokens must lie in"),
+        ValueError,
+        r"tokens must lie in",
+    ),
     "negative token count": (
         lambda: ShallowTransformer().forward_counts(torch.tensor([[-1.0, 2.0]], dtype=torch.float64)),
-        ValueError, r"counts must be"),
-    "unknown initialisation": (lambda: L.initialise(ShallowTransformer(), kind="xavier"), ValueError, r"kind must be one of"),
+        ValueError,
+        r"counts must be",
+    ),
+    "unknown initialisation": (
+        lambda: L.initialise(ShallowTransformer(), kind="xavier"),
+        ValueError,
+        r"kind must be one of",
+    ),
 }
 
 

@@ -23,6 +23,7 @@ from lagtheory.population import population
 from lagtheory.sampled import DataSampler, batch_loss, run_sampled
 from lagtheory.schedules import Phase, three_phase
 
+
 @pytest.fixture(autouse=True)
 def one_torch_thread():
     """Tiny tensors: one thread is ~40x faster than two contending ones on a loaded machine."""

@@ -53,11 +53,11 @@ def test_two_timescale_ratio():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        (dict(group="both", steps=1, lr_output=1.0), "group must be"),
-        (dict(group="output", steps=-1, lr_output=1.0), "steps must be"),
-        (dict(group="output", steps=1, lr_output=0.0), "lr_output must be > 0"),
-        (dict(group="attention", steps=1, lr_attention=-1.0), "lr_attention must be"),
-        (dict(group="joint", steps=1, lr_output=1.0, lr_attention=float("nan")), "lr_attention must be"),
+        ({"group": "both", "steps": 1, "lr_output": 1.0}, "group must be"),
+        ({"group": "output", "steps": -1, "lr_output": 1.0}, "steps must be"),
+        ({"group": "output", "steps": 1, "lr_output": 0.0}, "lr_output must be > 0"),
+        ({"group": "attention", "steps": 1, "lr_attention": -1.0}, "lr_attention must be"),
+        ({"group": "joint", "steps": 1, "lr_output": 1.0, "lr_attention": float("nan")}, "lr_attention must be"),
     ],
 )
 def test_bad_phase(kwargs, match):

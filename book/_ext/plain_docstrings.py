@@ -14,5 +14,6 @@ def _as_literal_block(app, what, name, obj, options, lines):
 
 
 def setup(app):
+    """Register the docstring hook with Sphinx."""
     app.connect("autodoc-process-docstring", _as_literal_block)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

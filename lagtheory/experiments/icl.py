@@ -49,7 +49,6 @@ TRAIN_MIN_CONTEXT = 2
 TRAIN_MAX_CONTEXT = 40
 
 
-
 @dataclass(frozen=True)
 class PromptBatch:
     """Padded prompts: ``inputs`` (B, M, D) and ``labels`` (B, M), zero on
@@ -279,7 +278,6 @@ def run(config: ICLConfig, schedule: str, seed: int, prompts: list[PromptBatch],
         model.key_query.detach().numpy().copy(),
         model.value.detach().numpy().copy(),
     )
-
 
 
 def _check_real(value: object, name: str) -> None:

@@ -156,7 +156,7 @@ def _transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool
 
 
 def _log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
-    """log of the number of words of each length j <= length leading from each state into the class of label.
+    """Log of the number of words of each length j <= length leading from each state into the class of label.
 
     Row j, column q: log #{w in Sigma^j : delta*(q, w) is accepting (label +1) / rejecting (label -1)}
     (-inf where there is none).
@@ -273,7 +273,9 @@ def training_stream(task: LanguageTask, steps: int, batch: int, max_length: int,
     )
 
 
-def evaluation_words(task: LanguageTask, lengths: Sequence[int], per_class: int, seed: int) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+def evaluation_words(
+    task: LanguageTask, lengths: Sequence[int], per_class: int, seed: int
+) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
     """Balanced test words at each length: length -> (feature tokens (2 per_class, n), labels), from one seed."""
     rng = np.random.default_rng(seed)
     sets = {}
@@ -287,7 +289,9 @@ def evaluation_words(task: LanguageTask, lengths: Sequence[int], per_class: int,
 # -- loss and evaluation ---------------------------------------------------------
 
 
-def counts_output(model: ShallowTransformer, task: LanguageTask, counts: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+def counts_output(
+    model: ShallowTransformer, task: LanguageTask, counts: torch.Tensor, first: torch.Tensor
+) -> torch.Tensor:
     """The model output f on strings given as feature counts (exact; ``forward_counts``)."""
     return model.forward_counts(counts, first if task.first_position_marker else None)
 
@@ -401,7 +405,6 @@ def _check_length_and_label(length: int, label: int) -> None:
         raise ValueError(f"label must be +1 (in the language) or -1 (outside), got {label!r}")
 
 
-
 # -- the experiment --------------------------------------------------------------
 
 
@@ -476,7 +479,9 @@ def _flat(parameters: list[torch.nn.Parameter]) -> torch.Tensor:
     return torch.cat([parameter.detach().reshape(-1) for parameter in parameters])
 
 
-def run_language(task: LanguageTask, experiment: LanguageExperiment, schedules: Sequence[str]) -> dict[str, ScheduleRuns]:
+def run_language(
+    task: LanguageTask, experiment: LanguageExperiment, schedules: Sequence[str]
+) -> dict[str, ScheduleRuns]:
     """Train one model per (schedule, seed) and evaluate it; the same data and initialisation per seed.
 
     The seed fixes the training stream (:func:`training_stream`) and the
@@ -496,8 +501,8 @@ def run_language(task: LanguageTask, experiment: LanguageExperiment, schedules: 
             moved: list[tuple[float, float]] = []
 
             def loss_fn(step: int) -> torch.Tensor:
-                moved.append((float((_flat(attention) - start[0]).norm()), float((_flat(output) - start[1]).norm())))
-                return logistic_loss(model, task, data, step)
+                moved.append((float((_flat(attention) - start[0]).norm()), float((_flat(output) - start[1]).norm())))  # noqa: B023 (called in this iteration only)
+                return logistic_loss(model, task, data, step)  # noqa: B023
 
             phases = make_schedule(name, experiment.steps, experiment.lr, experiment.warm_steps, experiment.big_step)
             record = rows[name]

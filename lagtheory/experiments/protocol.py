@@ -267,7 +267,6 @@ def _check_parameter_list(params: object, name: str) -> None:
             raise TypeError(f"{name} must contain leaf tensors with requires_grad=True (torch.nn.Parameter)")
 
 
-
 def _check_real(value: object, name: str, allow_zero: bool) -> None:
     """A finite real number, > 0 (or >= 0 when allow_zero)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -275,6 +274,7 @@ def _check_real(value: object, name: str, allow_zero: bool) -> None:
     bound = ">= 0" if allow_zero else "> 0"
     if not math.isfinite(float(value)) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+
 
 def step_generator(seed: int, step: int) -> torch.Generator:
     """A torch generator seeded by the pair ``(seed, step)`` through numpy's

@@ -52,7 +52,6 @@ KEY_COORDINATE = 0  # k* = e_0
 VALUE_COORDINATE = 1  # v* = e_1
 
 
-
 @dataclass(frozen=True)
 class RegressionBatch:
     """A padded batch: ``tokens`` (B, N, D), ``mask`` (B, N) True on real tokens,
@@ -258,7 +257,6 @@ def run(
         model.query.detach().numpy().copy(),
         model.readout.detach().numpy().copy(),
     )
-
 
 
 def _check_marker(marker: float) -> None:
