@@ -121,7 +121,9 @@ def read_claims(book_dir: str | Path) -> ClaimMap:
     files = sorted(
         p
         for p in book_dir.rglob("*")
-        if p.suffix in (".md", ".ipynb") and not any(part.startswith(("_build", ".")) for part in p.parts)
+        if p.suffix in (".md", ".ipynb")
+        and not any(part.startswith(("_build", ".")) for part in p.parts)
+        and p.parent.name != "text"  # book/text/*.md are the notebooks' paired text forms
     )
     for path in files:
         source = str(path.relative_to(book_dir))
