@@ -6,12 +6,14 @@ mathematical object (see the API page of the book).
 """
 
 from .counts import BinomialCount, CountDistribution, OneB, UniformCount
-from .evaluation import Recognition, recognition
-from .languages import DFA, LANGUAGES, StarFreeCertificate, is_star_free
+from .dfa import DFA
+from .exact_recognition import Recognition, recognition
+from .languages import LANGUAGES
 from .lengths import Geometric, LengthDistribution, PowerLaw
 from .model import ShallowTransformer, initialise, to_reduced
 from .pooling import pooled_log_odds, pooled_weight, pooled_weight_dt
 from .population import Population, population
+from .star_free import StarFreeCertificate, is_star_free
 
 __all__ = [
     "DFA",

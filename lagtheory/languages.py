@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from lagtheory.dfa import DFA, Word
-from lagtheory.star_free import StarFreeCertificate, is_star_free
 
 __all__ = [
     "AA_STAR",
@@ -39,13 +38,10 @@ __all__ = [
     "A_STAR_B_STAR",
     "CONTAINS_AB",
     "CONTAINS_B",
-    "DFA",
     "EVEN_PAIRS",
     "FIRST",
     "LANGUAGES",
     "PARITY",
-    "StarFreeCertificate",
-    "is_star_free",
     "label",
 ]
 

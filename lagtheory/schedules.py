@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_parameter_vector
 from .counts import CountDistribution
-from .evaluation import recognition
+from .exact_recognition import recognition
 from .lengths import LengthDistribution
 from .population import population
 

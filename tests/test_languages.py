@@ -31,10 +31,9 @@ from lagtheory.languages import (
     FIRST,
     LANGUAGES,
     PARITY,
-    is_star_free,
     label,
 )
-from lagtheory.star_free import StarFreeCertificate, transition_monoid
+from lagtheory.star_free import StarFreeCertificate, is_star_free, transition_monoid
 
 MAX_LENGTH = 8
 ALL_WORDS = ["".join(letters) for n in range(MAX_LENGTH + 1) for letters in itertools.product("ab", repeat=n)]

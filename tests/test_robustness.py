@@ -8,8 +8,9 @@ import torch
 
 import lagtheory as L
 from lagtheory import schedules as S
+from lagtheory.dfa import DFA
 from lagtheory.experiments import protocol as P
-from lagtheory.languages import CONTAINS_B, DFA
+from lagtheory.languages import CONTAINS_B
 from lagtheory.model import ShallowTransformer
 
 ONE_STATE = {"states": (0,), "alphabet": ("a",), "transitions": {(0, "a"): 0}, "start": 0, "accepting": set()}
