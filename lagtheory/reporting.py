@@ -1,0 +1,73 @@
+"""How the book prints a checked number, so that its stored outputs hold on any machine.
+
+NumPy, MKL and libm pick their floating-point kernels by CPU, so the last bits of
+a float64 result differ between machines. A stored output that shows those bits
+(a rounding-level gap such as ``6.7e-16``, a bare ``repr``) encodes the machine
+that ran it, and nbval fails on the next one. The rules (the *Contributing* page,
+"Print what a check guarantees"):
+
+* a quantity checked against a bound is printed as the bound it meets,
+  ``below("|autograd - closed form|", gap, 1e-12)`` -> ``"|autograd - closed form| < 1e-12"``;
+* a computed constant is printed with the digits its error bound supports,
+  ``supported(0.2558427881103, 1e-13)`` -> ``"0.2558427881"`` (never more than 10);
+* an exact zero that is the point of a statement stays ``0.0``.
+
+``tests/test_stored_outputs.py`` enforces the rules on every stored output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import as_float_array, check_integer, check_positive
+
+MAX_DIGITS = 10
+"""The most significant digits a stored output may show (float64 carries about 16; the
+last ones vary between CPUs, and ten leaves room for every error bound in the book)."""
+
+
+def below(what: str, value: ArrayLike, bound: float) -> str:
+    """Assert ``max |value| < bound`` and return ``"<what> < <bound>"``.
+
+    ``value`` is a number or an array (its largest absolute entry is tested);
+    ``bound`` > 0 is printed with one significant digit (``1e-12``, ``5e-10``), so it
+    must have one: ``3e-12`` is fine, ``3.5e-12`` is refused. Raises AssertionError,
+    naming ``what`` and the offending value, if the bound is not met.
+    """
+    bound = check_positive(bound, "bound")
+    shown = f"{bound:.0e}"
+    if float(shown) != bound:
+        raise ValueError(f"bound must have one significant digit (such as 1e-12 or 5e-10), got {bound!r}")
+    worst = float(np.max(np.abs(as_float_array(value, "value"))))
+    if not worst < bound:
+        raise AssertionError(f"{what}: {worst:.3e} is not below {shown}")
+    return f"{what} < {shown}"
+
+
+def significant(value: float, digits: int) -> str:
+    """``value`` rounded to ``digits`` significant digits (1 <= digits <= 10), in fixed or
+    scientific notation as Python's ``g`` format chooses (``significant(0.25584, 3)`` ->
+    ``"0.256"``)."""
+    digits = check_integer(digits, "digits", 1)
+    if digits > MAX_DIGITS:
+        raise ValueError(f"digits must be an integer in 1..{MAX_DIGITS}, got {digits!r}")
+    value = float(as_float_array(value, "value"))
+    return f"{value:.{digits}g}"
+
+
+def supported(value: float, error: float) -> str:
+    """``value`` with the significant digits that an absolute error bound ``error`` > 0
+    supports: every digit shown is at least ten times the error, at most 10 digits, at
+    least 1 (``supported(0.2558427881103, 1e-13)`` -> ``"0.2558427881"``,
+    ``supported(1.7606, 1e-3)`` -> ``"1.76"``)."""
+    error = check_positive(error, "error")
+    value = float(as_float_array(value, "value"))
+    if value == 0:
+        return "0"
+    # the last digit shown has place value 10^(e - d + 1), e the leading exponent; keep it >= 10 error
+    leading = math.floor(math.log10(abs(value)))
+    digits = leading - math.ceil(math.log10(10 * error)) + 1
+    return significant(value, min(MAX_DIGITS, max(1, digits)))

@@ -1,0 +1,114 @@
+"""The stored outputs of every notebook print only what holds on any machine.
+
+nbval compares each re-executed cell with its stored output, and the last bits of a
+float64 result depend on the CPU (SIMD kernels of exp, log, BLAS). So a stored output
+must not show
+
+* a float whose magnitude is below 1e-9 (exact zeros aside): a rounding-level gap
+  should be printed as the bound it meets, ``|gap| < 1e-12`` (a number right after
+  ``<``, ``<=`` or ``≤`` is such a bound and is allowed);
+* a float with more than 10 significant digits (a bare repr, or too many digits).
+
+A cell that must show such a number (an exactly computed tail probability of 1e-30,
+say) says why in a comment line ``# stored-output-exempt: <reason>`` in its source.
+See lagtheory.reporting and the Contributing page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+MAX_DIGITS = 10
+SMALLEST = 1e-9
+EXEMPT = re.compile(r"^\s*#\s*stored-output-exempt:\s*(?P<reason>\S.*)$", re.M)
+# A number with a decimal point or an exponent, not glued to a word or another number
+# (so "3.11.7" or "x1.5" are not read as floats).
+FLOAT = re.compile(r"(?<![\w.])(?P<number>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)(?![\w.])")
+BOUND_BEFORE = re.compile(r"(?:<|<=|≤|\\le|\\leq)\s*$")
+TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "text/html")
+
+
+def output_texts(cell: dict) -> list[str]:
+    """The text a reader sees in a code cell's stored outputs (streams and text data)."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            texts.append("".join(output["text"]))
+        for mime in TEXT_TYPES:
+            if mime in output.get("data", {}):
+                texts.append("".join(output["data"][mime]))
+    return texts
+
+
+def significant_digits(number: str) -> int:
+    """Significant digits as printed: ``0.0348101`` -> 6, ``3.713e-12`` -> 4, ``1.500`` -> 4."""
+    mantissa = number.lstrip("+-").lower().split("e")[0].replace(".", "")
+    return len(mantissa.lstrip("0")) or 1
+
+
+def violations(text: str) -> list[str]:
+    """Each float in ``text`` that breaks a rule, with the rule and its context."""
+    found = []
+    for match in FLOAT.finditer(text):
+        number = match.group("number")
+        if "." not in number and "e" not in number.lower():
+            continue  # integers are exact
+        value = float(number)
+        context = text[max(0, match.start() - 50) : match.end() + 10].replace("\n", " | ")
+        if significant_digits(number) > MAX_DIGITS:
+            found.append(f"{number} has more than {MAX_DIGITS} significant digits: ...{context}...")
+        elif value != 0 and abs(value) < SMALLEST and not BOUND_BEFORE.search(text[: match.start()]):
+            found.append(f"{number} is below {SMALLEST:g} and not a bound: ...{context}...")
+    return found
+
+
+def notebook_violations(path: Path) -> list[str]:
+    """Every rule violation in the stored outputs of one notebook, naming its cells."""
+    cells = json.loads(path.read_text(encoding="utf8"))["cells"]
+    found = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code" or EXEMPT.search("".join(cell["source"])):
+            continue
+        for text in output_texts(cell):
+            found += [f"{path.name}, cell {index} (counting every cell from 0): {v}" for v in violations(text)]
+    return found
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_outputs_print_only_machine_independent_digits(notebook: Path):
+    found = notebook_violations(notebook)
+    assert not found, "\n".join(found)
+
+
+def test_the_rules_catch_what_they_are_for():
+    assert violations("worst |loss gap| 6.7e-16") == [
+        "6.7e-16 is below 1e-09 and not a bound: ...worst |loss gap| 6.7e-16..."
+    ]
+    assert len(violations("value 0.034810176071123085")) == 1
+    assert len(violations("t1 - 1 = +3.713e-12")) == 1
+    assert violations("|autograd - closed form| < 1e-12, gap <= 5e-10") == []
+    assert violations("exact 0.0; t1 = 1.7605639965; n = 1e12; version 3.11.7") == []
+    assert violations("u = [-0.25  0.75]; 12345678901 strings") == []
+
+
+def test_a_marker_comment_exempts_its_cell(tmp_path: Path):
+    def notebook(source: str) -> Path:
+        cell = {
+            "cell_type": "code",
+            "metadata": {},
+            "source": source,
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "P(n > 100) = 7.8886e-31\n"}],
+        }
+        path = tmp_path / "toy.ipynb"
+        path.write_text(json.dumps({"cells": [cell]}))
+        return path
+
+    assert len(notebook_violations(notebook("print(tail)"))) == 1
+    assert notebook_violations(notebook("# stored-output-exempt: exact in log space\nprint(tail)")) == []
+    assert len(notebook_violations(notebook("# stored-output-exempt:\nprint(tail)"))) == 1  # a reason is required
