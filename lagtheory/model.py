@@ -272,7 +272,9 @@ def pooled_from_counts(
         return torch.softmax(torch.log(counts) + scores, dim=-1)
     first_one_hot = torch.nn.functional.one_hot(first_token, theta.shape[-1]).to(torch.float64)
     rest_logits = torch.log(counts - first_one_hot) + scores
-    theta_first = theta.unsqueeze(-2).expand(first_one_hot.shape).gather(-1, first_token.unsqueeze(-1)).squeeze(-1)
+    shape = torch.broadcast_shapes(theta.unsqueeze(-2).shape, first_one_hot.shape)
+    index = first_token.expand(shape[:-1]).unsqueeze(-1)
+    theta_first = theta.unsqueeze(-2).expand(shape).gather(-1, index).squeeze(-1)
     first_logit = (theta_first + s.unsqueeze(-1)).unsqueeze(-1) * scale
     weights = torch.softmax(torch.cat([rest_logits, first_logit], dim=-1), dim=-1)
     return weights[..., :-1] + weights[..., -1:] * first_one_hot

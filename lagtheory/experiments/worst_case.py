@@ -52,30 +52,38 @@ class SignedLog:
 def _add(sa: NDArray, la: NDArray, sb: NDArray, lb: NDArray) -> tuple[NDArray, NDArray]:
     """Sum of two signed-log arrays (broadcasting); +infinity absorbs."""
     a_larger = la >= lb
-    high = np.where(a_larger, la, lb)
-    low = np.where(a_larger, lb, la)
+    high = np.maximum(la, lb)
+    low = np.minimum(la, lb)
     sign_high = np.where(a_larger, sa, sb)
     sign_low = np.where(a_larger, sb, sa)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.exp(low - high)
-        magnitude = high + np.where(sign_high * sign_low >= 0, np.log1p(ratio), np.log1p(-ratio))
-    both_zero = (sign_high == 0) & (sign_low == 0)
-    infinite = np.isposinf(la) | np.isposinf(lb)
-    magnitude = np.where(both_zero, -np.inf, np.where(infinite, np.inf, magnitude))
-    sign = np.where(infinite, 1.0, np.where(np.isneginf(magnitude), 0.0, np.where(sign_high == 0, sign_low, sign_high)))
+        magnitude = high + np.log1p(np.where(sign_high * sign_low >= 0, ratio, -ratio))
+    infinite = np.isposinf(high)
+    magnitude[np.isneginf(high)] = -np.inf  # both zero
+    magnitude[infinite] = np.inf
+    sign = np.where(np.isneginf(magnitude), 0.0, np.where(sign_high == 0, sign_low, sign_high))
+    sign[infinite] = 1.0
     return sign, magnitude
 
 
 def _minimum(sign: NDArray, log_magnitude: NDArray, axis: int) -> tuple[NDArray, NDArray]:
-    """The minimum along ``axis`` of a signed-log array."""
-    negative = sign < 0
-    any_negative = negative.any(axis=axis)
-    any_zero = (sign == 0).any(axis=axis)
-    most_negative = np.where(negative, log_magnitude, -np.inf).max(axis=axis)
-    least_positive = np.where(sign > 0, log_magnitude, np.inf).min(axis=axis)
-    out_sign = np.where(any_negative, -1.0, np.where(any_zero, 0.0, 1.0))
-    out_log = np.where(any_negative, most_negative, np.where(any_zero, -np.inf, least_positive))
-    return out_sign, out_log
+    """The minimum along ``axis`` of a signed-log array.
+
+    The entries are ranked by a key that is increasing in the value: 0 for 0, ``offset +
+    log_magnitude`` for a positive and ``-(offset + log_magnitude)`` for a negative number,
+    with ``offset`` making every finite ``offset + log_magnitude`` >= 1 (+inf ranks last);
+    the minimum is the entry of the smallest key, returned exactly as stored.
+    """
+    finite = np.isfinite(log_magnitude)
+    offset = 1.0 - (log_magnitude[finite].min() if finite.any() else 0.0)
+    with np.errstate(invalid="ignore"):
+        key = np.where(sign == 0, 0.0, sign * (log_magnitude + offset))
+    index = np.expand_dims(np.argmin(key, axis=axis), axis)
+    return (
+        np.take_along_axis(sign, index, axis=axis).squeeze(axis),
+        np.take_along_axis(log_magnitude, index, axis=axis).squeeze(axis),
+    )
 
 
 def _product(left: tuple[NDArray, NDArray], right: tuple[NDArray, NDArray]) -> tuple[NDArray, NDArray]:
@@ -84,22 +92,42 @@ def _product(left: tuple[NDArray, NDArray], right: tuple[NDArray, NDArray]) -> t
     return _minimum(sign, log_magnitude, axis=2)
 
 
-def _power(matrices: tuple[NDArray, NDArray], exponents: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
-    """Per batch entry, the min-plus power matrices[b]^exponents[b] (identity: 0 on the diagonal, +inf off it)."""
-    batch, size = matrices[0].shape[:2]
-    eye = np.eye(size, dtype=bool)[None].repeat(batch, axis=0)
-    power = (np.where(eye, 0.0, 1.0), np.where(eye, -np.inf, np.inf))
+def _rows_of_powers(
+    matrices: tuple[NDArray, NDArray], sources: list[int], exponents: NDArray[np.int64]
+) -> tuple[NDArray, NDArray]:
+    """For each batch entry b: the rows ``sources`` of the min-plus power matrices[b]^exponents[b],
+    shape (batch, len(sources), size), by repeated squaring; the rows are multiplied by the
+    squares that the exponent's binary digits select (vector-matrix products)."""
+    size = matrices[0].shape[1]
+    start = np.full((exponents.size, len(sources), size), np.inf)
+    start_sign = np.ones_like(start)
+    for row, source in enumerate(sources):
+        start[:, row, source] = -np.inf  # the min-plus identity's row: 0 at the source
+        start_sign[:, row, source] = 0.0
+    rows = (start_sign, start)
     base = (matrices[0].copy(), matrices[1].copy())
     remaining = exponents.copy()
     while np.any(remaining > 0):
         odd = np.flatnonzero(remaining % 2 == 1)
-        product = _product((power[0][odd], power[1][odd]), (base[0][odd], base[1][odd]))
-        power[0][odd], power[1][odd] = product
+        product = _product((rows[0][odd], rows[1][odd]), (base[0][odd], base[1][odd]))
+        rows[0][odd], rows[1][odd] = product
         remaining //= 2
         active = np.flatnonzero(remaining > 0)  # square only where higher bits remain
-        squared = _product((base[0][active], base[1][active]), (base[0][active], base[1][active]))
-        base[0][active], base[1][active] = squared
-    return power
+        if active.size:
+            base[0][active], base[1][active] = _product((base[0][active], base[1][active]), (base[0][active], base[1][active]))
+    return rows
+
+
+def _closure(start: set[int], edges: list[tuple[int, int]]) -> set[int]:
+    """The nodes reachable from ``start`` along the directed ``edges``."""
+    seen, frontier = set(start), list(start)
+    while frontier:
+        node = frontier.pop()
+        for i, j in edges:
+            if i == node and j not in seen:
+                seen.add(j)
+                frontier.append(j)
+    return seen
 
 
 def _feature(features: str, previous: int, symbol: int) -> int:
@@ -142,32 +170,48 @@ def worst_case(
     batch = models * lengths_array.size
     result_sign = np.empty((batch, 2))
     result_log = np.empty((batch, 2))
+    # the product of the DFA with the last symbol: state 2 q + sigma; one edge per (state, next symbol)
+    edges = [
+        (2 * q + previous, 2 * delta[q, symbol] + symbol, _feature(task.features, previous, symbol))
+        for q in range(states)
+        for previous in (0, 1)
+        for symbol in (0, 1)
+    ]
+    sources = [2 * delta[start, first_symbol] + first_symbol for first_symbol in (0, 1)]
+    reachable = _closure(set(sources), [(i, j) for i, j, _ in edges])
     for column, label in enumerate((1, -1)):
-        cost = (label * sign_u, log_u + log_weight)
-        first_cost = (label * sign_u, log_u + log_first)
-        step_sign = np.ones((batch, 2 * states, 2 * states))
-        step_log = np.full((batch, 2 * states, 2 * states), np.inf)
-        for q in range(states):
-            for previous in (0, 1):
-                for symbol in (0, 1):
-                    v = _feature(task.features, previous, symbol)
-                    step_sign[:, 2 * q + previous, 2 * delta[q, symbol] + symbol] = cost[0][:, v]
-                    step_log[:, 2 * q + previous, 2 * delta[q, symbol] + symbol] = cost[1][:, v]
-        paths = _power((step_sign, step_log), exponents)
         target = accepting if label == 1 else ~accepting
+        ends = {2 * q + last for q in range(states) if target[q] for last in (0, 1)}
+        # keep the product states on some path from a source to an end (the others carry no word)
+        keep = sorted(reachable & _closure(ends, [(j, i) for i, j, _ in edges]))
         best = (np.ones(batch), np.full(batch, np.inf))
-        for first_symbol in (0, 1):
-            source = 2 * delta[start, first_symbol] + first_symbol
-            for last_symbol in (0, 1):
-                ends = [2 * q + last_symbol for q in range(states) if target[q]]
-                if not ends:
+        if keep:
+            index = {state: i for i, state in enumerate(keep)}
+            cost = (label * sign_u, log_u + log_weight)
+            first_cost = (label * sign_u, log_u + log_first)
+            # one step matrix per (model, length): the cost of a position i >= 2 with feature v is y u_v n^theta_v
+            step_sign = np.ones((batch, len(keep), len(keep)))
+            step_log = np.full((batch, len(keep), len(keep)), np.inf)
+            for i, j, v in edges:
+                if i in index and j in index:
+                    step_sign[:, index[i], index[j]] = cost[0][:, v]
+                    step_log[:, index[i], index[j]] = cost[1][:, v]
+            kept_sources = [index.get(source, 0) for source in sources]
+            paths = _rows_of_powers((step_sign, step_log), kept_sources, exponents)
+            for first_symbol in (0, 1):
+                if sources[first_symbol] not in index:
                     continue
-                predecessor = last_symbol if task.features == "cyclic-bigram" else first_symbol
-                v = _feature(task.features, predecessor, first_symbol)
-                # at n = 1 the path has no step, so it ends where it starts: last_symbol = first_symbol
-                end = _minimum(paths[0][:, source, ends], paths[1][:, source, ends], axis=1)
-                total = _add(first_cost[0][:, v], first_cost[1][:, v], *end)
-                best = _minimum(np.stack([best[0], total[0]]), np.stack([best[1], total[1]]), axis=0)
+                for last_symbol in (0, 1):
+                    columns = [index[2 * q + last_symbol] for q in range(states) if (2 * q + last_symbol) in index]
+                    columns = [c for c in columns if keep[c] in ends]
+                    if not columns:
+                        continue
+                    predecessor = last_symbol if task.features == "cyclic-bigram" else first_symbol
+                    v = _feature(task.features, predecessor, first_symbol)
+                    # at n = 1 the path has no step, so it ends where it starts: last_symbol = first_symbol
+                    end = _minimum(paths[0][:, first_symbol, columns], paths[1][:, first_symbol, columns], axis=1)
+                    total = _add(first_cost[0][:, v], first_cost[1][:, v], *end)
+                    best = _minimum(np.stack([best[0], total[0]]), np.stack([best[1], total[1]]), axis=0)
         result_sign[:, column], result_log[:, column] = best
     shape = (models, lengths_array.size, 2)
     return SignedLog(result_sign.reshape(shape), result_log.reshape(shape))
