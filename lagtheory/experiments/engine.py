@@ -27,7 +27,7 @@ or Adam), per-group initialisation scales and the attention's initialisation
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -202,6 +202,7 @@ def run_cell(
     config: TrainingConfig,
     schedules: Sequence[str] = SCHEDULE_NAMES,
     seeds: Sequence[int] = tuple(range(30)),
+    progress: Callable[[int], None] | None = None,
 ) -> CellResult:
     """Train every schedule on every seed under ``config`` in one batched loop and evaluate them.
 
@@ -210,7 +211,8 @@ def run_cell(
     (schedule, seed) is computed in one call on the batch of step i, the
     gradient of their sum is taken only for the groups that some phase trains,
     and :class:`lagtheory.training.TorchGroupOptimiser` moves each schedule's
-    groups with its own phase's step sizes.
+    groups with its own phase's step sizes. ``progress(1)`` is called after every step
+    (a progress bar's ``update``).
     """
     if isinstance(schedules, str) or not schedules:
         raise ValueError(f"schedules must be a non-empty sequence of schedule names, got {schedules!r}")
@@ -256,6 +258,8 @@ def run_cell(
         optimiser.backward(losses.sum(), phases_now)
         values = losses.detach().numpy().copy()
         values[[k for k, phase in enumerate(phases_now) if phase is None]] = np.nan
+        if progress is not None:
+            progress(1)
         return values
 
     losses = descend(phases, gradient, optimiser.update)  # (steps, schedules, seeds)
