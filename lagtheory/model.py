@@ -168,7 +168,9 @@ class ShallowTransformer(torch.nn.Module):
         about ``1e-16 / delta`` (1e-7 at n = 1e18, t = 1.5, one b).
         """
         self._check_counts(counts, first_token)
-        return pooled_from_counts(self.theta, self.s if self.first_position_score else None, counts, first_token, self.scaling)
+        return pooled_from_counts(
+            self.theta, self.s if self.first_position_score else None, counts, first_token, self.scaling
+        )
 
     def forward_counts(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
         """The model output ``f`` from token counts (see ``pooled_counts``), shape (batch,)."""

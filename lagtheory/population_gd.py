@@ -25,6 +25,7 @@ from .population import population
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, descend
 
+
 @dataclass
 class Trajectory:
     """Per-step record of a run: row 0 is the initial point, row i the point after step i.

@@ -82,7 +82,7 @@ class Phase:
 
     @property
     def group(self) -> str:
-        """"output", "attention" or "joint": the groups this phase trains."""
+        """The groups this phase trains: "output", "attention" or "joint"."""
         if self.attention_lr == 0:
             return "output"
         return "attention" if self.output_lr == 0 else "joint"

@@ -56,7 +56,7 @@ def _quadratic_run(name: str, kind: str = "sgd"):
 
 
 def test_joint_follows_the_closed_form_and_records_losses_before_each_step():
-    attention, output, snapshots, losses = _quadratic_run("joint")
+    attention, output, _, losses = _quadratic_run("joint")
     np.testing.assert_allclose(attention, [_expected(x, ATTENTION_TARGET, LR, TOTAL) for x in ATTENTION_START])
     np.testing.assert_allclose(output, [_expected(x, OUTPUT_TARGET, LR, TOTAL) for x in OUTPUT_START])
     initial = 0.5 * ((0.5 - 1) ** 2 + (-1 - 1) ** 2 + (2 + 3) ** 2 + (0 + 3) ** 2 + (1 + 3) ** 2)
@@ -72,7 +72,7 @@ def test_lag_leaves_attention_untouched_during_the_warm_up():
 
 
 def test_lead_freezes_the_output_then_trains_both():
-    attention, output, snapshots, _ = _quadratic_run("lead")
+    _, output, snapshots, _ = _quadratic_run("lead")
     for step in range(WARM + 1):
         assert torch.equal(snapshots[step][1], torch.tensor(OUTPUT_START, dtype=torch.float64)), step
     np.testing.assert_allclose(output, [_expected(x, OUTPUT_TARGET, LR, TOTAL - WARM) for x in OUTPUT_START])
@@ -89,7 +89,7 @@ def test_one_step_and_three_phase_move_the_attention_once():
 
 
 def test_two_timescale_scales_the_attention_step():
-    attention, output, _, _ = _quadratic_run("two-timescale-0.3")
+    attention, _, _, _ = _quadratic_run("two-timescale-0.3")
     np.testing.assert_allclose(attention, [_expected(x, ATTENTION_TARGET, 0.3 * LR, TOTAL) for x in ATTENTION_START])
 
 
@@ -102,7 +102,9 @@ def test_adam_first_step_by_hand_and_frozen_groups_keep_no_state():
     optimiser.backward(loss, (phase,))
     optimiser.update((phase,))
     g = np.array([0.5 - 1.0, -1.0 - 1.0])
-    np.testing.assert_allclose(attention.detach().numpy(), [0.5, -1.0] - 0.1 * g / (np.abs(g) + 1e-8), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        attention.detach().numpy(), [0.5, -1.0] - 0.1 * g / (np.abs(g) + 1e-8), rtol=0, atol=1e-15
+    )
     assert output.item() == 2.0
     assert output not in optimiser.optimiser.state  # the frozen group's Adam state never started
 
@@ -136,7 +138,9 @@ def test_optimiser_rejects_shared_tensors_and_unknown_kinds():
 
 # -- the engine -----------------------------------------------------------------------------
 
-SMALL_LANGUAGE = LanguageSetting(max_train_length=12, test_lengths=(5, 20), test_per_class=4, horizon_lengths=(1, 2, 5, 100, 10**6))
+SMALL_LANGUAGE = LanguageSetting(
+    max_train_length=12, test_lengths=(5, 20), test_per_class=4, horizon_lengths=(1, 2, 5, 100, 10**6)
+)
 SMALL_REGRESSION = R.RegressionSetting(train_min=2, train_max=8, test_sizes=(4, 16), test_size=16, test_seed=5, dim=4)
 SMALL_ICL = I.ICLSetting(train_min=2, train_max=8, test_sizes=(4, 16), test_size=16, test_seed=5, dim=3)
 
@@ -144,8 +148,17 @@ SMALL_ICL = I.ICLSetting(train_min=2, train_max=8, test_sizes=(4, 16), test_size
 def _config(optimiser: str, attention_init: str, accounting: str = "total") -> E.TrainingConfig:
     lr = 0.05 if optimiser == "adam" else 0.1
     return E.TrainingConfig(
-        steps=10, attention_lr=lr, output_lr=lr, warm_steps=3, big_step=2.0, batch_size=8,
-        optimiser=optimiser, attention_init=attention_init, accounting=accounting, output_scale=0.3, attention_scale=0.2,
+        steps=10,
+        attention_lr=lr,
+        output_lr=lr,
+        warm_steps=3,
+        big_step=2.0,
+        batch_size=8,
+        optimiser=optimiser,
+        attention_init=attention_init,
+        accounting=accounting,
+        output_scale=0.3,
+        attention_scale=0.2,
     )
 
 
@@ -224,8 +237,12 @@ def test_batched_forwards_equal_the_single_model_paths():
     task = TASKS["EVEN_PAIRS"]
     runs = LanguageRuns(task, SMALL_LANGUAGE)
     stream = runs.training_stream((0, 1), 2, 6)
-    counts, first, labels = stream.batch(1)
-    params = {"theta": torch.from_numpy(rng.normal(size=(2, 2, 4))), "u": torch.from_numpy(rng.normal(size=(2, 2, 4))), "s": torch.from_numpy(rng.normal(size=(2, 2)))}
+    counts, first, _ = stream.batch(1)
+    params = {
+        "theta": torch.from_numpy(rng.normal(size=(2, 2, 4))),
+        "u": torch.from_numpy(rng.normal(size=(2, 2, 4))),
+        "s": torch.from_numpy(rng.normal(size=(2, 2))),
+    }
     batched = runs.outputs(params, counts, first)
     for k in range(2):
         for j in range(2):

@@ -25,8 +25,8 @@ import pytest
 import torch
 from scipy.optimize import minimize_scalar
 
-from lagtheory.experiments import icl as I
 from lagtheory.experiments import engine as E
+from lagtheory.experiments import icl as I
 from lagtheory.schedules import SCHEDULE_NAMES
 
 

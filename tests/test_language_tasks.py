@@ -15,16 +15,20 @@ import dataclasses
 import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import torch
 
-import mpmath
-
 from lagtheory.experiments.engine import run_cell
 from lagtheory.experiments.language_catalogue import TASKS
 from lagtheory.experiments.language_features import feature_counts, feature_ids, padded_feature_ids
-from lagtheory.experiments.language_runs import LANGUAGE_TRAINING, LanguageRuns, LanguageSetting, default_horizon_lengths
+from lagtheory.experiments.language_runs import (
+    LANGUAGE_TRAINING,
+    LanguageRuns,
+    LanguageSetting,
+    default_horizon_lengths,
+)
 from lagtheory.experiments.word_sampling import class_is_nonempty, labelled_words, sample_strings, transition_table
 from lagtheory.experiments.worst_case import verified_horizon, verified_horizons, worst_case, worst_case_scores
 from lagtheory.languages import CONTAINS_AB, EVEN_PAIRS
@@ -274,7 +278,9 @@ def test_the_verifier_decides_three_phase_with_attention_step_100(name):
                 value = reference[column]
                 assert ours.sign[model, i, column] == float(mpmath.sign(value)), (model, n, column)
                 if value != 0:
-                    assert ours.log_magnitude[model, i, column] == pytest.approx(float(mpmath.log(abs(value))), rel=1e-12)
+                    assert ours.log_magnitude[model, i, column] == pytest.approx(
+                        float(mpmath.log(abs(value))), rel=1e-12
+                    )
 
 
 @pytest.mark.parametrize("name", list(TASKS))
@@ -290,7 +296,7 @@ def test_training_stream_labels_lengths_and_counts_path(name):
     if name == "CONTAINS_AB":  # independent label rule: contains ab iff the ab count is >= 1
         assert torch.equal(stream.labels > 0, stream.counts[..., 1] >= 1)
     # the counts path equals the token path on the test words
-    counts, first, labels = runs.test_words()
+    counts, _, _ = runs.test_words()
     rng = np.random.default_rng(1)
     for index, n in enumerate((7, 30)):
         words = np.concatenate([sample_strings(task.dfa, n, label, 5, rng) for label in (1, -1)])
@@ -302,7 +308,9 @@ def test_training_stream_labels_lengths_and_counts_path(name):
             0.5 if task.first_position_marker else None,
         )
         params = {name: value.detach() for name, value in model.named_parameters()}
-        via_counts = runs.outputs(params, torch.from_numpy(feature_counts(ids, task.vocab_size)), torch.from_numpy(ids[:, 0]))
+        via_counts = runs.outputs(
+            params, torch.from_numpy(feature_counts(ids, task.vocab_size)), torch.from_numpy(ids[:, 0])
+        )
         assert np.allclose(via_counts.numpy(), _token_outputs(model, ids), rtol=1e-12, atol=1e-14)
         assert counts.shape[:2] == (2, 10) and torch.all(counts[index].sum(-1) == n)
 

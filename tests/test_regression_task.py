@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments import regression as R
 from lagtheory.experiments import engine as E
-from lagtheory.schedules import SCHEDULE_NAMES
+from lagtheory.experiments import regression as R
 from lagtheory.pooling import pooled_weight
+from lagtheory.schedules import SCHEDULE_NAMES
 
 
 def make_batch(tokens: list[list[list[float]]], lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

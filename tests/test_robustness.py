@@ -11,9 +11,9 @@ from lagtheory import schedules as S
 from lagtheory.dfa import DFA
 from lagtheory.experiments import engine as E
 from lagtheory.experiments import paired as PS
-from lagtheory.population_gd import run_schedule
 from lagtheory.languages import CONTAINS_B
 from lagtheory.model import ShallowTransformer
+from lagtheory.population_gd import run_schedule
 
 ONE_STATE = {"states": (0,), "alphabet": ("a",), "transitions": {(0, "a"): 0}, "start": 0, "accepting": set()}
 

@@ -69,7 +69,9 @@ def test_bad_phase(kwargs, error, match):
         S.Phase(**kwargs)
 
 
-SETTINGS = S.ScheduleSettings(steps=12, attention_lr=0.3, output_lr=0.25, warm_steps=4, big_step=2.0, first_output_step=0.7)
+SETTINGS = S.ScheduleSettings(
+    steps=12, attention_lr=0.3, output_lr=0.25, warm_steps=4, big_step=2.0, first_output_step=0.7
+)
 
 
 @pytest.mark.parametrize("accounting", S.ACCOUNTINGS)

@@ -82,7 +82,9 @@ def prompt_batch(
     return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, moments)
 
 
-def sample_prompts(rng: np.random.Generator, batch_size: int, min_context: int, max_context: int, dim: int) -> PromptBatch:
+def sample_prompts(
+    rng: np.random.Generator, batch_size: int, min_context: int, max_context: int, dim: int
+) -> PromptBatch:
     """Draw ``batch_size`` prompts with context sizes ``m`` uniform on
     ``{min_context, ..., max_context}`` (padded to ``max_context``), the data of
     the module docstring. From ``rng``, in this order: the context sizes, the task
@@ -102,7 +104,13 @@ def sample_prompts(rng: np.random.Generator, batch_size: int, min_context: int, 
     inputs_t = torch.from_numpy(inputs)
     labels = linear_labels(beta, inputs_t)
     return prompt_batch(
-        inputs_t, labels, torch.from_numpy(mask), torch.from_numpy(counts.astype(np.float64)), query, linear_labels(beta, query), beta
+        inputs_t,
+        labels,
+        torch.from_numpy(mask),
+        torch.from_numpy(counts.astype(np.float64)),
+        query,
+        linear_labels(beta, query),
+        beta,
     )
 
 
@@ -248,7 +256,9 @@ class ICLTask(SequenceRegression):
     def preset_attention(self) -> Mapping[str, torch.Tensor]:
         d = self.setting.dim
         eta = optimal_step(d, self.setting.train_min, self.setting.train_max)
-        return {"key_query": torch.cat([eta * torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])}
+        return {
+            "key_query": torch.cat([eta * torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])
+        }
 
     def sample(self, rng: np.random.Generator, batch_size: int, min_size: int, max_size: int) -> PromptBatch:
         return sample_prompts(rng, batch_size, min_size, max_size, self.setting.dim)

@@ -35,6 +35,7 @@ from lagtheory.model import ShallowTransformer
 
 from .language_features import FEATURE_NAMES, FEATURES
 
+
 @dataclass(frozen=True)
 class LanguageTask:
     """A language with the features and the positional marker the model reads it through.

@@ -33,9 +33,7 @@ def _check_features(features: str) -> None:
         raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
 
 
-def padded_feature_ids(
-    words: NDArray[np.int64], lengths: NDArray[np.int64], features: str
-) -> NDArray[np.int64]:
+def padded_feature_ids(words: NDArray[np.int64], lengths: NDArray[np.int64], features: str) -> NDArray[np.int64]:
     """The feature id of every position of padded words (module docstring), shape (rows, width);
     ``words`` (rows, width) holds word r in its first ``lengths[r]`` entries, and the ids past a
     word's end are -1."""

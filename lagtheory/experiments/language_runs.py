@@ -133,9 +133,7 @@ class LanguageRuns:
             labels=torch.from_numpy(labels.reshape(shape).astype(np.float64)),
         )
 
-    def outputs(
-        self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, first: torch.Tensor
-    ) -> torch.Tensor:
+    def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
         """The model output f of every model on every word (``forward_counts`` with leading model dimensions)."""
         marker = params["s"] if self.task.first_position_marker else None
         h = pooled_from_counts(params["theta"], marker, counts, first if marker is not None else None, "log")
@@ -162,7 +160,11 @@ class LanguageRuns:
                 counts.append(count)
                 firsts.append(first)
             labels = np.tile(np.repeat([1.0, -1.0], per_class), (len(self.setting.test_lengths), 1))
-            self._tests = (torch.from_numpy(np.array(counts)), torch.from_numpy(np.array(firsts)), torch.from_numpy(labels))
+            self._tests = (
+                torch.from_numpy(np.array(counts)),
+                torch.from_numpy(np.array(firsts)),
+                torch.from_numpy(labels),
+            )
         return self._tests
 
     def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:

@@ -45,7 +45,9 @@ def _differences(a: ArrayLike, b: ArrayLike, higher_is_better: bool = True) -> N
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape or a.size < 2:
-        raise ValueError(f"a and b must be 1-d and of the same length >= 2 (one value per seed), got {a.shape}, {b.shape}")
+        raise ValueError(
+            f"a and b must be 1-d and of the same length >= 2 (one value per seed), got {a.shape}, {b.shape}"
+        )
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("a and b must be finite")
     return (a - b) if higher_is_better else (b - a)
@@ -152,7 +154,9 @@ class Comparison:
     ``mean`` the mean per-seed difference (positive favours a), ``low``/``high`` its bootstrap
     interval, ``p_difference`` the p-value of "no difference" (paired t, or exact McNemar for
     binary outcomes), ``p_equivalence`` the TOST p-value within ``margin``, both before and
-    (``*_adjusted``) after Holm's adjustment across the family, and the ``verdict``.
+    (``*_adjusted``) after Holm's adjustment across the family, the ``verdict``, and whether the
+    difference is shown to lie within the margin (``equivalent``; it can be, with a significant
+    difference smaller than the margin).
     """
 
     name: str
@@ -167,6 +171,18 @@ class Comparison:
     p_difference_adjusted: float = float("nan")
     p_equivalence_adjusted: float = float("nan")
     verdict: str = "undetermined"
+    equivalent: bool = False
+
+    def describe(self) -> str:
+        """The verdict with the effect, its interval and the adjusted p-values, in one line."""
+        within = (
+            " (yet within the equivalence margin)" if self.equivalent and self.verdict in ("helps", "hurts") else ""
+        )
+        return (
+            f"{self.verdict}{within}: mean difference {self.mean:+.3g}, 95% interval [{self.low:+.3g}, {self.high:+.3g}], "
+            f"p = {self.p_difference_adjusted:.2g} ({self.test.split(';')[0]}, Holm), "
+            f"equivalence within +-{self.margin:g}: p = {self.p_equivalence_adjusted:.2g}; {self.seeds} seeds"
+        )
 
 
 def compare(
@@ -204,6 +220,14 @@ def compare_family(comparisons: Sequence[Comparison], alpha: float = 0.05) -> li
         else:
             verdict = "undetermined"
         result.append(
-            Comparison(**{**c.__dict__, "p_difference_adjusted": float(p_diff), "p_equivalence_adjusted": float(p_equiv), "verdict": verdict})
+            Comparison(
+                **{
+                    **c.__dict__,
+                    "p_difference_adjusted": float(p_diff),
+                    "p_equivalence_adjusted": float(p_equiv),
+                    "verdict": verdict,
+                    "equivalent": bool(p_equiv < alpha),
+                }
+            )
         )
     return result

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .engine import json_ready
+from .paired import Comparison, compare
 from .studies import Cell, Study, cell_configuration, cell_values, curves
 
 FORMAT = "lagtheory-study-1"
@@ -49,7 +50,11 @@ def _rounded(values: NDArray[np.float64], digits: int = 6) -> list:
 
 
 def study_record(
-    the_study: Study, results: Mapping[str, tuple[Cell, Any]], schedules: Sequence[str], seeds: Sequence[int], command: str
+    the_study: Study,
+    results: Mapping[str, tuple[Cell, Any]],
+    schedules: Sequence[str],
+    seeds: Sequence[int],
+    command: str,
 ) -> dict[str, Any]:
     """The record of a study's runs (module docstring); ``results`` from :func:`lagtheory.experiments.studies.run_cells`."""
     cells = {}
@@ -129,7 +134,12 @@ def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str)
 
 
 def mismatches(
-    record: Mapping[str, Any], cell: str, values: Mapping[str, NDArray], schedules: Sequence[str], seeds: Sequence[int], rtol: float
+    record: Mapping[str, Any],
+    cell: str,
+    values: Mapping[str, NDArray],
+    schedules: Sequence[str],
+    seeds: Sequence[int],
+    rtol: float,
 ) -> list[str]:
     """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.studies.rerun`) of some
     schedules and seeds with the record: the quantities that differ beyond relative tolerance ``rtol``
@@ -147,3 +157,23 @@ def mismatches(
             if not same:
                 found.append(f"{quantity} of {schedule}")
     return found
+
+
+def comparisons(
+    record: Mapping[str, Any], schedule: str, baseline: str = "joint", cells: Sequence[str] | None = None
+) -> list[Comparison]:
+    """The unadjusted paired comparison (:func:`lagtheory.experiments.paired.compare`) of ``schedule`` against
+    ``baseline`` on the primary metric, one per cell (all cells by default); adjust them together with
+    :func:`lagtheory.experiments.paired.compare_family`."""
+    names = list(record["cells"]) if cells is None else list(cells)
+    return [
+        compare(
+            f"{cell}: {schedule} vs {baseline}",
+            per_seed(record, cell, record["primary"], schedule).astype(np.float64),
+            per_seed(record, cell, record["primary"], baseline).astype(np.float64),
+            record["higher_is_better"],
+            record["margin"],
+            binary=record["binary"],
+        )
+        for cell in names
+    ]

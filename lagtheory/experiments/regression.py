@@ -37,7 +37,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-
 from lagtheory._validation import check_integer, check_positive
 
 from .engine import TrainingConfig
@@ -90,7 +89,11 @@ def sample_batch(
     tokens_t = torch.from_numpy(tokens)
     position_t = torch.from_numpy(position)
     return RegressionBatch(
-        tokens_t, torch.from_numpy(mask), torch.from_numpy(lengths.astype(np.float64)), position_t, target(tokens_t, position_t)
+        tokens_t,
+        torch.from_numpy(mask),
+        torch.from_numpy(lengths.astype(np.float64)),
+        position_t,
+        target(tokens_t, position_t),
     )
 
 
@@ -99,7 +102,9 @@ def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
     return tokens[torch.arange(tokens.shape[0]), position, VALUE_COORDINATE]
 
 
-def attention_weights(query: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def attention_weights(
+    query: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
     """``alpha_i = n^<q, x_i> / sum_j n^<q, x_j>`` over the real tokens (0 on padding), shape (..., B, N):
     ``query`` (..., D) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension."""
     scores = torch.log(lengths).unsqueeze(-1) * seed_einsum("d,bnd->bn", query, tokens, 1)
@@ -108,7 +113,9 @@ def attention_weights(query: torch.Tensor, tokens: torch.Tensor, mask: torch.Ten
     return torch.softmax(scores, dim=-1)
 
 
-def predict(query: torch.Tensor, readout: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def predict(
+    query: torch.Tensor, readout: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
     """``f = <v, sum_i alpha_i x_i>`` of each sequence, shape (..., B) (shapes as in :func:`attention_weights`)."""
     alpha = attention_weights(query, tokens, mask, lengths)
     return (alpha * seed_einsum("d,bnd->bn", readout, tokens, 1)).sum(dim=-1)  # sum_i alpha_i <v, x_i>
@@ -217,4 +224,7 @@ class RegressionTask(SequenceRegression):
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
         """``query_key`` <q, k*> and ``readout_value`` <v, v*>."""
-        return {"query_key": params["query"][..., KEY_COORDINATE], "readout_value": params["readout"][..., VALUE_COORDINATE]}
+        return {
+            "query_key": params["query"][..., KEY_COORDINATE],
+            "readout_value": params["readout"][..., VALUE_COORDINATE],
+        }

@@ -28,19 +28,24 @@ def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the study, write the record; return its path."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("study", choices=sorted(STUDIES))
-    parser.add_argument("--seeds", type=int, default=30, help="seeds 0..N-1 (default 30)")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default: the study's number)")
     parser.add_argument("--output", type=Path, default=None, help="default book/data/summary_<study>.json")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(arguments)
     torch.set_num_threads(args.threads)
     the_study = STUDIES[args.study]
-    seeds = tuple(range(args.seeds))
+    seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
     output = args.output or BOOK_DATA / f"summary_{the_study.name}.json"
     total = all_total_steps(the_study.cells, SCHEDULE_NAMES)
-    with tqdm(total=total, desc=f"{the_study.name}: {len(the_study.cells)} cells x {len(seeds)} seeds", unit="step", disable=args.quiet) as bar:
+    with tqdm(
+        total=total,
+        desc=f"{the_study.name}: {len(the_study.cells)} cells x {len(seeds)} seeds",
+        unit="step",
+        disable=args.quiet,
+    ) as bar:
         results = run_cells(the_study, the_study.cells, SCHEDULE_NAMES, seeds, bar.update)
-    command = f"python -m lagtheory.experiments.run {the_study.name} --seeds {args.seeds}"
+    command = f"python -m lagtheory.experiments.run {the_study.name} --seeds {len(seeds)}"
     write_record(study_record(the_study, results, SCHEDULE_NAMES, seeds, command), output)
     print(f"wrote {output}", file=sys.stderr)
     return output

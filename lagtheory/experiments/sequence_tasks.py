@@ -71,7 +71,9 @@ def seed_einsum(equation: str, params: torch.Tensor, data: torch.Tensor, param_d
     leading = params.shape[: params.ndim - param_dims]
     if data.ndim == len(data_spec) + 1:
         if not leading or leading[-1] != data.shape[0]:
-            raise ValueError(f"data with a seed dimension {data.shape[0]} need parameters with that last leading dimension")
+            raise ValueError(
+                f"data with a seed dimension {data.shape[0]} need parameters with that last leading dimension"
+            )
         flat = params.reshape(-1, *params.shape[params.ndim - param_dims - 1 :])
         result = torch.einsum(f"Ms{param_spec},s{data_spec}->Ms{output}", flat, data).contiguous()
     else:

@@ -39,7 +39,7 @@ def check_label(label: int) -> int:
 
 
 def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
-    """log N_j(q) for j = 0..length (rows) and every state q (columns); -inf where N_j(q) = 0."""
+    """Log N_j(q) for j = 0..length (rows) and every state q (columns); -inf where N_j(q) = 0."""
     check_integer(length, "length", 0)
     check_label(label)
     delta, _, accepting = transition_table(dfa)

@@ -114,7 +114,9 @@ def _rows_of_powers(
         remaining //= 2
         active = np.flatnonzero(remaining > 0)  # square only where higher bits remain
         if active.size:
-            base[0][active], base[1][active] = _product((base[0][active], base[1][active]), (base[0][active], base[1][active]))
+            base[0][active], base[1][active] = _product(
+                (base[0][active], base[1][active]), (base[0][active], base[1][active])
+            )
     return rows
 
 
