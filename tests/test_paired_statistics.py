@@ -129,3 +129,8 @@ def test_bad_input_names_the_argument():
         P.compare("x", [1.0, 2.0], [1.0, 2.0], 1, 0.1)
     with pytest.raises(ValueError, match="binary"):
         P.mcnemar_exact([0, 2], [1, 1])
+
+
+def test_format_p():
+    assert P.format_p(0.0123) == "p = 0.012"
+    assert P.format_p(8.8e-23) == "p < 0.0001"

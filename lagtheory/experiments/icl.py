@@ -201,6 +201,11 @@ def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, di
     return step_size**2 * (1.0 + (dim + 1) / m) - 2.0 * step_size + 1.0
 
 
+def mean_squared_error(prediction: torch.Tensor, batch: PromptBatch) -> float:
+    """``mean (y_hat - y_q)^2`` over the batch."""
+    return float(((prediction.detach() - batch.query_label) ** 2).mean())
+
+
 @dataclass(frozen=True)
 class ICLSetting(SequenceSetting):
     """The data of the task: input dimension ``dim`` D; the sizes are context sizes m."""

@@ -180,9 +180,14 @@ class Comparison:
         )
         return (
             f"{self.verdict}{within}: mean difference {self.mean:+.3g}, 95% interval [{self.low:+.3g}, {self.high:+.3g}], "
-            f"p = {self.p_difference_adjusted:.2g} ({self.test.split(';')[0]}, Holm), "
-            f"equivalence within +-{self.margin:g}: p = {self.p_equivalence_adjusted:.2g}; {self.seeds} seeds"
+            f"{format_p(self.p_difference_adjusted)} ({self.test.split(';')[0]}, Holm), "
+            f"equivalence within +-{self.margin:g}: {format_p(self.p_equivalence_adjusted)}; {self.seeds} seeds"
         )
+
+
+def format_p(p: float) -> str:
+    """A p-value as printed in the book: two significant digits, or "p < 0.0001" below 1e-4."""
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.2g}"
 
 
 def compare(
