@@ -18,6 +18,7 @@ E[(x.a)(x.b) x x^T] = (a.b) I + a b^T + b a^T:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,6 +28,7 @@ from scipy.optimize import minimize_scalar
 
 from lagtheory.experiments import engine as E
 from lagtheory.experiments import icl as I
+from lagtheory.experiments.sequence_tasks import STREAM_CHUNK
 from lagtheory.schedules import SCHEDULE_NAMES
 
 
@@ -250,7 +252,7 @@ def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -
 
 def test_run_takes_plain_sgd_steps_on_the_prompts_of_each_step() -> None:
     """Re-implementation of three joint SGD steps, by hand: p <- p - lr * grad on the seed's prompts of each step
-    (drawn from SeedSequence([seed, 1])), from the seed's initial draws (SeedSequence([seed, 0]))."""
+    (drawn from SeedSequence([seed, 1]), STREAM_CHUNK steps at a time), from the seed's initial draws (SeedSequence([seed, 0]))."""
     task = I.ICLTask(I.ICLSetting(train_min=2, train_max=8, test_sizes=(4, 20), test_size=2, test_seed=3, dim=2))
     result = E.run_cell(task, _config(steps=3, warm_steps=1), ["joint"], (6,))
     draws = np.random.default_rng(np.random.SeedSequence([6, 0]))
@@ -258,9 +260,9 @@ def test_run_takes_plain_sgd_steps_on_the_prompts_of_each_step() -> None:
     with torch.no_grad():
         model.value.copy_(torch.from_numpy(0.1 * draws.standard_normal(3)))
         model.key_query.copy_(torch.from_numpy(0.1 * draws.standard_normal((3, 2))))
-    data = np.random.default_rng(np.random.SeedSequence([6, 1]))
+    chunk = I.sample_prompts(np.random.default_rng(np.random.SeedSequence([6, 1])), (STREAM_CHUNK, 5), 2, 8, 2)
     for step in range(3):
-        prompts = I.sample_prompts(data, 5, 2, 8, 2)
+        prompts = I.PromptBatch(*(getattr(chunk, f.name)[step] for f in dataclasses.fields(I.PromptBatch)))
         loss = ((model(prompts) - prompts.query_label) ** 2).mean()
         assert math.isclose(result.losses[0, 0, step], float(loss.detach()), rel_tol=1e-12)
         key_query_grad, value_grad = torch.autograd.grad(loss, [model.key_query, model.value])

@@ -17,6 +17,7 @@ squared loss L = E[(f - y)^2] with y = z_J[1], s = (1/n) sum_i z_i[1]:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ import torch
 
 from lagtheory.experiments import engine as E
 from lagtheory.experiments import regression as R
+from lagtheory.experiments.sequence_tasks import STREAM_CHUNK
 from lagtheory.pooling import pooled_weight
 from lagtheory.schedules import SCHEDULE_NAMES
 
@@ -204,7 +206,7 @@ def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -
 
 def test_run_takes_plain_sgd_steps_on_the_batch_of_each_step() -> None:
     """Re-implementation of three joint SGD steps, by hand: p <- p - lr * grad on the seed's batch of each step
-    (drawn from SeedSequence([seed, 1])), from the seed's initial draws (SeedSequence([seed, 0]))."""
+    (drawn from SeedSequence([seed, 1]), STREAM_CHUNK steps at a time), from the seed's initial draws (SeedSequence([seed, 0]))."""
     task = R.RegressionTask(SMALL)
     config = _config(steps=3, warm_steps=1)
     result = E.run_cell(task, config, ["joint"], (6,))
@@ -213,9 +215,9 @@ def test_run_takes_plain_sgd_steps_on_the_batch_of_each_step() -> None:
     with torch.no_grad():
         model.readout.copy_(torch.from_numpy(0.1 * draws.standard_normal(4)))
         model.query.copy_(torch.from_numpy(0.1 * draws.standard_normal(4)))
-    data = np.random.default_rng(np.random.SeedSequence([6, 1]))
+    chunk = R.sample_batch(np.random.default_rng(np.random.SeedSequence([6, 1])), (STREAM_CHUNK, 5), 2, 8, 4)
     for step in range(3):
-        batch = R.sample_batch(data, 5, 2, 8, 4)
+        batch = R.RegressionBatch(*(getattr(chunk, f.name)[step] for f in dataclasses.fields(R.RegressionBatch)))
         loss = ((model(batch.tokens, batch.mask, batch.lengths) - batch.target) ** 2).mean()
         assert math.isclose(result.losses[0, 0, step], float(loss.detach()), rel_tol=1e-12)
         query_grad, readout_grad = torch.autograd.grad(loss, [model.query, model.readout])

@@ -83,24 +83,27 @@ def prompt_batch(
 
 
 def sample_prompts(
-    rng: np.random.Generator, batch_size: int, min_context: int, max_context: int, dim: int
+    rng: np.random.Generator, batch_size: int | tuple[int, ...], min_context: int, max_context: int, dim: int
 ) -> PromptBatch:
     """Draw ``batch_size`` prompts with context sizes ``m`` uniform on
     ``{min_context, ..., max_context}`` (padded to ``max_context``), the data of
-    the module docstring. From ``rng``, in this order: the context sizes, the task
-    vectors, the inputs of all ``max_context`` pairs (those past a prompt's context
-    size are then set to 0), the queries."""
+    the module docstring; ``batch_size`` may be a shape (several steps' batches at
+    once). From ``rng``, in this order: the context sizes, the task vectors, the
+    inputs of all ``max_context`` pairs (those past a prompt's context size are then
+    set to 0), the queries."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    check_integer(batch_size, "batch_size", minimum=1)
+    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
+    for size in shape:
+        check_integer(size, "batch_size", minimum=1)
     check_integer(min_context, "min_context", minimum=1)
     check_integer(max_context, "max_context", minimum=min_context)
     check_integer(dim, "dim", minimum=1)
-    counts = rng.integers(min_context, max_context + 1, size=batch_size)
-    beta = torch.from_numpy(rng.standard_normal((batch_size, dim)) / dim**0.5)
-    mask = np.arange(max_context)[None, :] < counts[:, None]
-    inputs = rng.standard_normal((batch_size, max_context, dim)) * mask[:, :, None]
-    query = torch.from_numpy(rng.standard_normal((batch_size, dim)))
+    counts = rng.integers(min_context, max_context + 1, size=shape)
+    beta = torch.from_numpy(rng.standard_normal((*shape, dim)) / dim**0.5)
+    mask = np.arange(max_context) < counts[..., None]
+    inputs = rng.standard_normal((*shape, max_context, dim)) * mask[..., None]
+    query = torch.from_numpy(rng.standard_normal((*shape, dim)))
     inputs_t = torch.from_numpy(inputs)
     labels = linear_labels(beta, inputs_t)
     return prompt_batch(
@@ -115,10 +118,10 @@ def sample_prompts(
 
 
 def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-    """``y = <beta, x>`` for each prompt's task vector: inputs (B, M, D) -> (B, M), or (B, D) -> (B,)."""
-    if inputs.ndim == 3:
-        return torch.einsum("bd,bmd->bm", beta, inputs)
-    return (beta * inputs).sum(dim=1)
+    """``y = <beta, x>`` for each prompt's task vector: inputs (..., B, M, D) -> (..., B, M), or (..., B, D) -> (..., B)."""
+    if inputs.ndim == beta.ndim + 1:
+        return (inputs @ beta.unsqueeze(-1)).squeeze(-1)
+    return (beta * inputs).sum(dim=-1)
 
 
 def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
@@ -265,7 +268,9 @@ class ICLTask(SequenceRegression):
             "key_query": torch.cat([eta * torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])
         }
 
-    def sample(self, rng: np.random.Generator, batch_size: int, min_size: int, max_size: int) -> PromptBatch:
+    def sample(
+        self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int
+    ) -> PromptBatch:
         return sample_prompts(rng, batch_size, min_size, max_size, self.setting.dim)
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: PromptBatch) -> torch.Tensor:

@@ -61,31 +61,34 @@ class RegressionBatch:
 
 def sample_batch(
     rng: np.random.Generator,
-    batch_size: int,
+    batch_size: int | tuple[int, ...],
     min_length: int,
     max_length: int,
     dim: int,
     marker: float = 1.0,
 ) -> RegressionBatch:
     """Draw ``batch_size`` sequences with lengths uniform on ``{min_length, ...,
-    max_length}`` (padded to ``max_length``), the data of the module docstring.
+    max_length}`` (padded to ``max_length``), the data of the module docstring;
+    ``batch_size`` may be a shape (several steps' batches at once).
     From ``rng``, in this order: the lengths, the marked positions, then the
     Gaussian coordinates of all ``max_length`` positions (those past a sequence's
     length are then set to 0)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    check_integer(batch_size, "batch_size", minimum=1)
+    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
+    for size in shape:
+        check_integer(size, "batch_size", minimum=1)
     check_integer(min_length, "min_length", minimum=1)
     check_integer(max_length, "max_length", minimum=min_length)
     check_integer(dim, "dim", minimum=2)
     marker = check_positive(marker, "marker")
-    lengths = rng.integers(min_length, max_length + 1, size=batch_size)
-    position = np.floor(rng.random(batch_size) * lengths).astype(np.int64)
-    mask = np.arange(max_length)[None, :] < lengths[:, None]
-    tokens = np.zeros((batch_size, max_length, dim))
+    lengths = rng.integers(min_length, max_length + 1, size=shape)
+    position = np.floor(rng.random(shape) * lengths).astype(np.int64)
+    mask = np.arange(max_length) < lengths[..., None]
+    tokens = np.zeros((*shape, max_length, dim))
     free = np.arange(dim) != KEY_COORDINATE  # the noise lies orthogonal to k*
-    tokens[:, :, free] = rng.standard_normal((batch_size, max_length, dim - 1)) * mask[:, :, None]
-    tokens[np.arange(batch_size), position, KEY_COORDINATE] = marker
+    tokens[..., free] = rng.standard_normal((*shape, max_length, dim - 1)) * mask[..., None]
+    np.put_along_axis(tokens[..., KEY_COORDINATE], position[..., None], marker, axis=-1)
     tokens_t = torch.from_numpy(tokens)
     position_t = torch.from_numpy(position)
     return RegressionBatch(
@@ -98,8 +101,8 @@ def sample_batch(
 
 
 def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-    """The label ``y = <v*, x_J> = x_J[1]`` of each sequence, shape (B,)."""
-    return tokens[torch.arange(tokens.shape[0]), position, VALUE_COORDINATE]
+    """The label ``y = <v*, x_J> = x_J[1]`` of each sequence, shape (..., B)."""
+    return torch.take_along_dim(tokens[..., VALUE_COORDINATE], position.unsqueeze(-1), dim=-1).squeeze(-1)
 
 
 def attention_weights(
@@ -213,7 +216,9 @@ class RegressionTask(SequenceRegression):
         query[KEY_COORDINATE] = self.setting.preset_key / self.setting.marker
         return {"query": query}
 
-    def sample(self, rng: np.random.Generator, batch_size: int, min_size: int, max_size: int) -> RegressionBatch:
+    def sample(
+        self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int
+    ) -> RegressionBatch:
         return sample_batch(rng, batch_size, min_size, max_size, self.setting.dim, self.setting.marker)
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: RegressionBatch) -> torch.Tensor:

@@ -88,23 +88,34 @@ def stack_batches(batches: Sequence[Any]) -> Any:
     return kind(**{f.name: torch.stack([getattr(b, f.name) for b in batches]) for f in dataclasses.fields(kind)})
 
 
+STREAM_CHUNK = 25
+"""Training batches are drawn ``STREAM_CHUNK`` steps at a time per seed (one generator call per quantity)."""
+
+
 class SeedStream:
-    """The training batches of several seeds, drawn step by step from one generator per seed
-    (``seed_rng(seed, 1)``), so a seed's batches do not depend on the other seeds."""
+    """The training batches of several seeds, drawn from one generator per seed (``seed_rng(seed, 1)``),
+    ``STREAM_CHUNK`` steps at a time (a seed's batches do not depend on the other seeds), and
+    stacked along a leading seed dimension."""
 
     def __init__(self, task: SequenceRegression, seeds: Sequence[int], batch_size: int) -> None:
         self.task, self.batch_size = task, batch_size
         self.generators = [seed_rng(seed, 1) for seed in seeds]
         self.next_step = 0
+        self.chunk: Any = None
 
     def batch(self, step: int) -> Any:
         if step != self.next_step:
             raise ValueError(f"the stream is read in order: expected step {self.next_step}, got {step}")
         self.next_step += 1
-        setting = self.task.setting
-        return stack_batches(
-            [self.task.sample(g, self.batch_size, setting.train_min, setting.train_max) for g in self.generators]
-        )
+        offset = step % STREAM_CHUNK
+        if offset == 0:
+            setting = self.task.setting
+            shape = (STREAM_CHUNK, self.batch_size)
+            self.chunk = stack_batches(
+                [self.task.sample(g, shape, setting.train_min, setting.train_max) for g in self.generators]
+            )
+        kind = type(self.chunk)
+        return kind(**{f.name: getattr(self.chunk, f.name)[:, offset] for f in dataclasses.fields(kind)})
 
 
 class SequenceRegression:
@@ -119,7 +130,7 @@ class SequenceRegression:
     name: str
     setting: SequenceSetting
 
-    def sample(self, rng: np.random.Generator, batch_size: int, min_size: int, max_size: int) -> Any:
+    def sample(self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int) -> Any:
         raise NotImplementedError
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
