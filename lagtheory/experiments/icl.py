@@ -76,44 +76,64 @@ def prompt_batch(
     query_label: torch.Tensor,
     beta: torch.Tensor,
 ) -> PromptBatch:
-    """A :class:`PromptBatch` with its moment matrices computed from the pairs (padding rows are zero)."""
-    tokens = torch.cat([inputs, labels.unsqueeze(-1)], dim=-1)
-    moments = tokens.transpose(-1, -2) @ tokens / counts.unsqueeze(-1).unsqueeze(-1)
+    """A :class:`PromptBatch` with its moment matrices computed from the pairs (padding rows are zero):
+    ``C = [[X^T X, X^T y], [y^T X, y^T y]] / m`` (the tokens z_i = (x_i, y_i) are never concatenated)."""
+    inputs_t = inputs.transpose(-1, -2)
+    cross = inputs_t @ labels.unsqueeze(-1)  # X^T y, (..., D, 1)
+    top = torch.cat([inputs_t @ inputs, cross], dim=-1)
+    bottom = torch.cat([cross.transpose(-1, -2), (labels * labels).sum(dim=-1)[..., None, None]], dim=-1)
+    moments = torch.cat([top, bottom], dim=-2) / counts.unsqueeze(-1).unsqueeze(-1)
     return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, moments)
 
 
 def sample_prompts(
-    rng: np.random.Generator, batch_size: int | tuple[int, ...], min_context: int, max_context: int, dim: int
+    rng: np.random.Generator | list[np.random.Generator],
+    batch_size: int | tuple[int, ...],
+    min_context: int,
+    max_context: int,
+    dim: int,
 ) -> PromptBatch:
     """Draw ``batch_size`` prompts with context sizes ``m`` uniform on
     ``{min_context, ..., max_context}`` (padded to ``max_context``), the data of
     the module docstring; ``batch_size`` may be a shape (several steps' batches at
-    once). From ``rng``, in this order: the context sizes, the task vectors, the
-    inputs of all ``max_context`` pairs (those past a prompt's context size are then
-    set to 0), the queries."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    once). From each generator, in this order: the context sizes, the task vectors,
+    the inputs of all ``max_context`` pairs (those past a prompt's context size are
+    then set to 0), the queries. ``rng`` may be a list of generators (one per seed):
+    the result then has a leading seed dimension, and seed j's part equals the draw
+    from ``rng[j]`` alone."""
+    rngs = rng if isinstance(rng, list) else [rng]
+    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
+        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
     shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
     for size in shape:
         check_integer(size, "batch_size", minimum=1)
     check_integer(min_context, "min_context", minimum=1)
     check_integer(max_context, "max_context", minimum=min_context)
     check_integer(dim, "dim", minimum=1)
-    counts = rng.integers(min_context, max_context + 1, size=shape)
-    beta = torch.from_numpy(rng.standard_normal((*shape, dim)) / dim**0.5)
+    counts = np.empty((len(rngs), *shape), dtype=np.int64)
+    beta = np.empty((len(rngs), *shape, dim))
+    inputs = np.empty((len(rngs), *shape, max_context, dim))
+    query = np.empty((len(rngs), *shape, dim))
+    for j, generator in enumerate(rngs):
+        counts[j] = generator.integers(min_context, max_context + 1, size=shape)
+        generator.standard_normal(out=beta[j])
+        generator.standard_normal(out=inputs[j])
+        generator.standard_normal(out=query[j])
+    beta /= dim**0.5
     mask = np.arange(max_context) < counts[..., None]
-    inputs = rng.standard_normal((*shape, max_context, dim)) * mask[..., None]
-    query = torch.from_numpy(rng.standard_normal((*shape, dim)))
-    inputs_t = torch.from_numpy(inputs)
-    labels = linear_labels(beta, inputs_t)
+    inputs *= mask[..., None]
+    if not isinstance(rng, list):
+        counts, beta, inputs, query, mask = counts[0], beta[0], inputs[0], query[0], mask[0]
+    beta_t, inputs_t, query_t = torch.from_numpy(beta), torch.from_numpy(inputs), torch.from_numpy(query)
+    labels = linear_labels(beta_t, inputs_t)
     return prompt_batch(
         inputs_t,
         labels,
         torch.from_numpy(mask),
         torch.from_numpy(counts.astype(np.float64)),
-        query,
-        linear_labels(beta, query),
-        beta,
+        query_t,
+        linear_labels(beta_t, query_t),
+        beta_t,
     )
 
 

@@ -60,7 +60,7 @@ class RegressionBatch:
 
 
 def sample_batch(
-    rng: np.random.Generator,
+    rng: np.random.Generator | list[np.random.Generator],
     batch_size: int | tuple[int, ...],
     min_length: int,
     max_length: int,
@@ -69,12 +69,13 @@ def sample_batch(
 ) -> RegressionBatch:
     """Draw ``batch_size`` sequences with lengths uniform on ``{min_length, ...,
     max_length}`` (padded to ``max_length``), the data of the module docstring;
-    ``batch_size`` may be a shape (several steps' batches at once).
-    From ``rng``, in this order: the lengths, the marked positions, then the
-    Gaussian coordinates of all ``max_length`` positions (those past a sequence's
-    length are then set to 0)."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    ``batch_size`` may be a shape (several steps' batches at once). From each
+    generator, in this order: the lengths, the marked positions, then the Gaussian
+    coordinates of all ``max_length`` positions (those past a sequence's length are
+    then set to 0). ``rng`` may be a list of generators (one per seed): the result
+    then has a leading seed dimension, and seed j's part equals the draw from
+    ``rng[j]`` alone."""
+    rngs = _generators(rng)
     shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
     for size in shape:
         check_integer(size, "batch_size", minimum=1)
@@ -82,13 +83,20 @@ def sample_batch(
     check_integer(max_length, "max_length", minimum=min_length)
     check_integer(dim, "dim", minimum=2)
     marker = check_positive(marker, "marker")
-    lengths = rng.integers(min_length, max_length + 1, size=shape)
-    position = np.floor(rng.random(shape) * lengths).astype(np.int64)
+    lengths = np.empty((len(rngs), *shape), dtype=np.int64)
+    position = np.empty((len(rngs), *shape), dtype=np.int64)
+    noise = np.empty((len(rngs), *shape, max_length, dim - 1))
+    for j, generator in enumerate(rngs):
+        lengths[j] = generator.integers(min_length, max_length + 1, size=shape)
+        position[j] = np.floor(generator.random(shape) * lengths[j]).astype(np.int64)
+        generator.standard_normal(out=noise[j])
     mask = np.arange(max_length) < lengths[..., None]
-    tokens = np.zeros((*shape, max_length, dim))
+    tokens = np.zeros((len(rngs), *shape, max_length, dim))
     free = np.arange(dim) != KEY_COORDINATE  # the noise lies orthogonal to k*
-    tokens[..., free] = rng.standard_normal((*shape, max_length, dim - 1)) * mask[..., None]
+    tokens[..., free] = noise * mask[..., None]
     np.put_along_axis(tokens[..., KEY_COORDINATE], position[..., None], marker, axis=-1)
+    if not isinstance(rng, list):
+        tokens, mask, lengths, position = tokens[0], mask[0], lengths[0], position[0]
     tokens_t = torch.from_numpy(tokens)
     position_t = torch.from_numpy(position)
     return RegressionBatch(
@@ -98,6 +106,14 @@ def sample_batch(
         position_t,
         target(tokens_t, position_t),
     )
+
+
+def _generators(rng: object) -> list[np.random.Generator]:
+    """A generator or a non-empty list of generators, as a list."""
+    rngs = rng if isinstance(rng, list) else [rng]
+    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
+        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
+    return rngs
 
 
 def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:

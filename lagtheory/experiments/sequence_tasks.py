@@ -82,20 +82,14 @@ def seed_einsum(equation: str, params: torch.Tensor, data: torch.Tensor, param_d
     return result.reshape(*leading, *result.shape[(2 if data.ndim == len(data_spec) + 1 else 1) :])
 
 
-def stack_batches(batches: Sequence[Any]) -> Any:
-    """Batches of one dataclass type stacked field by field along a new leading (seed) dimension."""
-    kind = type(batches[0])
-    return kind(**{f.name: torch.stack([getattr(b, f.name) for b in batches]) for f in dataclasses.fields(kind)})
-
-
 STREAM_CHUNK = 25
 """Training batches are drawn ``STREAM_CHUNK`` steps at a time per seed (one generator call per quantity)."""
 
 
 class SeedStream:
     """The training batches of several seeds, drawn from one generator per seed (``seed_rng(seed, 1)``),
-    ``STREAM_CHUNK`` steps at a time (a seed's batches do not depend on the other seeds), and
-    stacked along a leading seed dimension."""
+    ``STREAM_CHUNK`` steps at a time, in one vectorised call with a leading seed dimension (a seed's
+    batches do not depend on the other seeds)."""
 
     def __init__(self, task: SequenceRegression, seeds: Sequence[int], batch_size: int) -> None:
         self.task, self.batch_size = task, batch_size
@@ -111,9 +105,7 @@ class SeedStream:
         if offset == 0:
             setting = self.task.setting
             shape = (STREAM_CHUNK, self.batch_size)
-            self.chunk = stack_batches(
-                [self.task.sample(g, shape, setting.train_min, setting.train_max) for g in self.generators]
-            )
+            self.chunk = self.task.sample(self.generators, shape, setting.train_min, setting.train_max)
         kind = type(self.chunk)
         return kind(**{f.name: getattr(self.chunk, f.name)[:, offset] for f in dataclasses.fields(kind)})
 
@@ -130,7 +122,14 @@ class SequenceRegression:
     name: str
     setting: SequenceSetting
 
-    def sample(self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int) -> Any:
+    def sample(
+        self,
+        rng: np.random.Generator | list[np.random.Generator],
+        batch_size: int | tuple[int, ...],
+        min_size: int,
+        max_size: int,
+    ) -> Any:
+        """A batch from one generator, or (a list of generators) with a leading seed dimension."""
         raise NotImplementedError
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
