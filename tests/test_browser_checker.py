@@ -135,3 +135,11 @@ def test_book_pages_skip_static_assets(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("<html></html>")
     assert browser_check.book_pages(tmp_path) == [tmp_path / "book" / "a.html", tmp_path / "index.html"]
+
+
+def test_boxes_that_scroll_are_listed(driver, tmp_path):
+    wide = '<div class="cell_output"><pre>' + "x" * 400 + "</pre></div>"
+    page = _site(tmp_path, CLEAN_BODY + wide)
+    assert browser_check.check_page(driver, page) == []  # a scroll container is no defect
+    (listed,) = browser_check.scrolling_boxes(driver)
+    assert listed.startswith("pre needs ") and "xxxx" in listed

@@ -11,7 +11,9 @@ MathJax error, nothing wider than the content column outside a scroll container,
 no Markdown table left as text, no stream output split into boxes, no console
 error and no network request (see ``tests/browser_check.py``); every internal
 link and anchor must resolve. A screenshot of every page (1400 px wide, full
-height) is saved under ``_build/screenshots/`` so a change in the look can be seen.
+height) is saved under ``_build/screenshots/`` so a change in the look can be seen,
+with ``scrolling-boxes.txt``: the equations, outputs and tables a reader has to
+scroll sideways (allowed, but worth shortening).
 """
 
 import os
@@ -47,6 +49,8 @@ def _pages() -> list[str]:
 
 @pytest.fixture(scope="module")
 def driver():
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "scrolling-boxes.txt").write_text("", encoding="utf-8")
     browser, driver_path = browser_check.chromium_paths()
     if not (browser and driver_path):
         pytest.fail(f"Chromium and chromedriver are needed: apt-get install chromium chromium-driver; {HOW}")
@@ -66,6 +70,9 @@ def test_page_reads_cleanly(driver, page):
     site = _site()
     screenshot = SCREENSHOTS / (page.removesuffix(".html").replace("/", "__") + ".png")
     problems = browser_check.check_page(driver, site / page, screenshot=screenshot)
+    # not a failure: what a reader must scroll sideways to see, listed for authors to shorten
+    with (SCREENSHOTS / "scrolling-boxes.txt").open("a", encoding="utf-8") as report:
+        report.writelines(f"{page}: {box}\n" for box in browser_check.scrolling_boxes(driver))
     assert problems == [], f"{page}:\n" + "\n".join(problems)
 
 

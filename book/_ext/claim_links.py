@@ -335,9 +335,9 @@ LEGEND = """<div class="claim-legend" aria-hidden="false">
 <span class="claim-key status-numeric">numeric only</span>
 <span class="claim-key status-sympy">sympy only</span>
 <span class="claim-key status-none">no check (definition)</span>
-<span class="claim-key-chip check-sympy"></span> a sympy check cell
-<span class="claim-key-chip check-numeric"></span> a numeric check cell
-<span class="claim-key-arrow">&#8594;</span> cited by the proof of
+<span class="claim-key-item"><span class="claim-key-chip check-sympy"></span> a sympy check cell</span>
+<span class="claim-key-item"><span class="claim-key-chip check-numeric"></span> a numeric check cell</span>
+<span class="claim-key-item"><span class="claim-key-arrow">&#8594;</span> cited by the proof of</span>
 </div>
 """
 
