@@ -174,5 +174,11 @@ def test_the_pdf_prints_exercises_without_solutions(source):
     tex = "".join(p.read_text() for p in latex.glob("*.tex"))
     assert "Show it." in tex
     assert "The secret solution." not in tex
+    # the root page is not numbered, its chapters are: numbering goes off first, then on before them
+    assert (
+        tex.index("\\setcounter{secnumdepth}{-1}")
+        < tex.index("\\setcounter{secnumdepth}{2}")
+        < tex.index("\\chapter{One}")
+    )
     html = (build(source, "html") / "repro.html").read_text()
     assert "The secret solution." in html  # the HTML keeps the solution

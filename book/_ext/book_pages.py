@@ -11,6 +11,8 @@
   on that file, so the next HTML build after a PDF build picks it up.
 * In the PDF (LaTeX builder) the solutions of the exercises are left out; the
   HTML keeps them, folded.
+* In the PDF a chapter is numbered only where the HTML numbers it, so that
+  chapter, statement, equation and figure numbers agree.
 * The execution table (myst-nb's ``{nb-exec-table}``) says "succeeded" or
   "failed" in words instead of with an emoji that many fonts and LaTeX lack.
 """
@@ -141,6 +143,32 @@ def drop_solutions_from_pdf(app: Sphinx, doctree: nodes.document, docname: str) 
             node.parent.remove(node)
 
 
+def number_chapters_as_in_html(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """In the PDF, number a chapter only where the HTML does (a part of _toc.yml with ``numbered: true``).
+
+    LaTeX numbers every chapter; the HTML numbers the chapters of the numbered
+    parts only, and the statements, equations and figures carry those numbers.
+    So the PDF switches section numbering off (``secnumdepth`` -1: the chapter
+    counter does not advance either) before each unnumbered stretch and on again
+    before each numbered one, and its chapter numbers agree with the HTML's.
+    """
+    if app.builder.format != "latex":
+        return
+
+    def numbered(doc: str) -> bool:
+        return bool(app.env.toc_secnumbers.get(doc))
+
+    def switch(on: bool) -> nodes.raw:
+        return nodes.raw("", f"\\setcounter{{secnumdepth}}{{{2 if on else -1}}}\n", format="latex")
+
+    state = numbered(app.config.root_doc)
+    doctree.insert(0, switch(state))
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        if numbered(start["docname"]) != state:
+            state = not state
+            start.parent.insert(start.parent.index(start), switch(state))
+
+
 STATUS_WORDS = {"\u2705": "succeeded", "\u274c": "failed"}
 
 
@@ -159,4 +187,5 @@ def setup(app: Sphinx):
     app.add_directive("book-pdf", BookPdf)
     app.connect("doctree-resolved", drop_solutions_from_pdf)
     app.connect("doctree-resolved", status_in_words)
+    app.connect("doctree-resolved", number_chapters_as_in_html)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
