@@ -265,21 +265,46 @@ def pooled_from_counts(
     ``theta`` (..., d) and ``s`` (...) or None (no marker); ``counts`` (..., batch, d) and
     ``first_token`` (..., batch) as in ``pooled_counts``. A leading dimension (one entry per
     seed, say) broadcasts, so several independent models run in one call; without one this
-    is exactly the computation of ``pooled_counts``.
+    is exactly the computation of ``pooled_counts``. The marker is the case P = 1 of
+    :func:`pooled_with_prefix`.
     """
+    if s is None:
+        lengths = counts.sum(dim=-1)
+        scores = theta.unsqueeze(-2) * score_scale(lengths, scaling).unsqueeze(-1)
+        return torch.softmax(torch.log(counts) + scores, dim=-1)
+    return pooled_with_prefix(theta, s.unsqueeze(-1), counts, first_token.unsqueeze(-1), scaling)
+
+
+def pooled_with_prefix(
+    theta: torch.Tensor,
+    position_scores: torch.Tensor,
+    counts: torch.Tensor,
+    prefix: torch.Tensor,
+    scaling: str,
+) -> torch.Tensor:
+    """The pooled vector ``h`` when each of the first P positions carries its own score, shape
+    (..., batch, d): position i <= P with token v gets the score ``theta_v + position_scores[i]``
+    (times log n), every later position ``theta_v`` (``eq-attention``; the marker is P = 1).
+
+    ``theta`` (..., d), ``position_scores`` (..., P); ``counts`` (..., batch, d) the token counts
+    of the whole words; ``prefix`` (..., batch, P) the tokens of positions 1..P (LongTensor), -1
+    past a word's end (n < P). The later positions enter through their counts (the prefix
+    tokens removed), in log space as in ``pooled_counts``; leading dimensions broadcast.
+    """
+    d = theta.shape[-1]
     lengths = counts.sum(dim=-1)
     scale = score_scale(lengths, scaling).unsqueeze(-1)
     scores = theta.unsqueeze(-2) * scale
-    if s is None:
-        return torch.softmax(torch.log(counts) + scores, dim=-1)
-    first_one_hot = torch.nn.functional.one_hot(first_token, theta.shape[-1]).to(torch.float64)
-    rest_logits = torch.log(counts - first_one_hot) + scores
-    shape = torch.broadcast_shapes(theta.unsqueeze(-2).shape, first_one_hot.shape)
-    index = first_token.expand(shape[:-1]).unsqueeze(-1)
-    theta_first = theta.unsqueeze(-2).expand(shape).gather(-1, index).squeeze(-1)
-    first_logit = (theta_first + s.unsqueeze(-1)).unsqueeze(-1) * scale
-    weights = torch.softmax(torch.cat([rest_logits, first_logit], dim=-1), dim=-1)
-    return weights[..., :-1] + weights[..., -1:] * first_one_hot
+    valid = prefix >= 0
+    ids = prefix.clamp(min=0)
+    one_hot = torch.nn.functional.one_hot(ids, d).to(torch.float64) * valid.unsqueeze(-1).to(torch.float64)
+    rest_logits = torch.log(counts - one_hot.sum(dim=-2)) + scores
+    shape = torch.broadcast_shapes((*theta.unsqueeze(-2).shape[:-1], ids.shape[-1]), ids.shape)
+    theta_prefix = theta.unsqueeze(-2).expand(*shape[:-1], d).gather(-1, ids.expand(shape))
+    prefix_logits = (theta_prefix + position_scores.unsqueeze(-2)) * scale
+    prefix_logits = torch.where(valid, prefix_logits, -torch.inf)
+    weights = torch.softmax(torch.cat([rest_logits, prefix_logits], dim=-1), dim=-1)
+    return weights[..., :d] + (weights[..., d:].unsqueeze(-1) * one_hot).sum(dim=-2)
 
 
 def linear_readout(u: torch.Tensor, h: torch.Tensor) -> torch.Tensor:

@@ -40,20 +40,26 @@ shape (schedules,) or (schedules, ...); the gradients are left for the update.""
 
 
 def descend(
-    schedules: list[list[Phase]], gradient: GradientOracle, update: Callable[[tuple[Phase | None, ...]], None]
+    schedules: list[list[Phase]],
+    gradient: GradientOracle,
+    update: Callable[[tuple[Phase | None, ...]], None],
+    allow_non_finite: bool = False,
 ) -> NDArray[np.float64]:
     """Run the schedules in lock-step; return the losses the oracle reported, shape (steps, schedules, ...).
 
     Step i calls ``gradient(i, phases)`` and then ``update(phases)``, with
     ``phases[k]`` the phase that step i of schedule k belongs to (None once
     schedule k has finished); the number of steps is that of the longest
-    schedule (:func:`lagtheory.schedules.step_plan`).
+    schedule (:func:`lagtheory.schedules.step_plan`). A non-finite loss of a
+    schedule still running raises ValueError, unless ``allow_non_finite``
+    (the seed-batched experiments record a diverged run instead).
     """
     plan = step_plan(schedules)
     losses = []
     for step, phases in enumerate(plan):
         loss = np.asarray(gradient(step, phases), dtype=np.float64)
-        if not np.all(np.isfinite(loss[[k for k, phase in enumerate(phases) if phase is not None]])):
+        running = [k for k, phase in enumerate(phases) if phase is not None]
+        if not allow_non_finite and not np.all(np.isfinite(loss[running])):
             raise ValueError(f"the loss is not finite at step {step}: the step sizes are too large for this run")
         losses.append(loss)
         update(phases)

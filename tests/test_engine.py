@@ -13,6 +13,7 @@ token-level formula).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ import torch
 from lagtheory.experiments import engine as E
 from lagtheory.experiments import icl as I
 from lagtheory.experiments import regression as R
+from lagtheory.experiments import softmax_icl as SI
 from lagtheory.experiments.language_catalogue import TASKS
 from lagtheory.experiments.language_runs import LanguageRuns, LanguageSetting
 from lagtheory.schedules import SCHEDULE_NAMES, Phase, ScheduleSettings, make_schedule
@@ -143,6 +145,7 @@ SMALL_LANGUAGE = LanguageSetting(
 )
 SMALL_REGRESSION = R.RegressionSetting(train_min=2, train_max=8, test_sizes=(4, 16), test_size=16, test_seed=5, dim=4)
 SMALL_ICL = I.ICLSetting(train_min=2, train_max=8, test_sizes=(4, 16), test_size=16, test_seed=5, dim=3)
+SMALL_SOFTMAX = SI.SoftmaxICLSetting(train_min=2, train_max=8, test_sizes=(4, 16), test_size=16, test_seed=5, dim=2)
 
 
 def _config(optimiser: str, attention_init: str, accounting: str = "total") -> E.TrainingConfig:
@@ -167,6 +170,9 @@ TASK_CASES = {
     "FIRST": lambda: LanguageRuns(TASKS["FIRST"], SMALL_LANGUAGE),
     "regression": lambda: R.RegressionTask(SMALL_REGRESSION),
     "icl": lambda: I.ICLTask(SMALL_ICL),
+    "softmax-icl": lambda: SI.SoftmaxICLTask(SMALL_SOFTMAX),
+    "CONTAINS_B_NOT_C": lambda: LanguageRuns(TASKS["CONTAINS_B_NOT_C"], SMALL_LANGUAGE),
+    "FIRST_LEARNED": lambda: LanguageRuns(TASKS["FIRST_LEARNED"], SMALL_LANGUAGE),
 }
 
 
@@ -237,13 +243,13 @@ def test_batched_forwards_equal_the_single_model_paths():
     task = TASKS["EVEN_PAIRS"]
     runs = LanguageRuns(task, SMALL_LANGUAGE)
     stream = runs.training_stream((0, 1), 2, 6)
-    counts, first, _ = stream.batch(1)
+    counts, prefix, _ = stream.batch(1)
     params = {
         "theta": torch.from_numpy(rng.normal(size=(2, 2, 4))),
         "u": torch.from_numpy(rng.normal(size=(2, 2, 4))),
         "s": torch.from_numpy(rng.normal(size=(2, 2))),
     }
-    batched = runs.outputs(params, counts, first)
+    batched = runs.outputs(params, counts, prefix)
     for k in range(2):
         for j in range(2):
             model = task.model()
@@ -251,7 +257,7 @@ def test_batched_forwards_equal_the_single_model_paths():
                 model.theta.copy_(params["theta"][k, j])
                 model.u.copy_(params["u"][k, j])
                 model.s.copy_(params["s"][k, j])
-                single = model.forward_counts(counts[j], first[j])
+                single = model.forward_counts(counts[j], prefix[j][:, 0])
             np.testing.assert_allclose(batched[k, j].numpy(), single.numpy(), rtol=1e-13, atol=1e-15)
     # in-context regression: the moment form against the token-level sum (1/m) sum_i <w, z_i> <z_i, K x_q>
     batch = I.sample_prompts(np.random.default_rng(1), 5, 2, 9, 3)
@@ -273,3 +279,49 @@ def test_run_cell_rejects_bad_input():
     with pytest.raises(ValueError, match="no witness"):
         E.run_cell(LanguageRuns(TASKS["PARITY"], SMALL_LANGUAGE), _config("sgd", "preset"), ["joint"], [0])
     assert math.isfinite(E.run_cell(task, _config("sgd", "zero"), ["joint"], [0]).losses[0, 0, -1])
+
+
+@pytest.mark.parametrize("case", ["FIRST_LEARNED", "regression", "softmax-icl"])
+def test_rows_of_different_configurations_at_once_equal_each_row_alone(case):
+    """Rows differing in step sizes, readout scale, attention initialisation, budget and accounting, batched
+    in one loop, against each row run alone (to 1e-12); shorter rows stop while the others go on."""
+    task = TASK_CASES[case]()
+    base = _config("adam", "random")
+    configs = [
+        base,
+        dataclasses.replace(base, attention_lr=0.02, output_lr=0.2, output_scale=1.5),
+        dataclasses.replace(base, attention_init="zero", steps=6, warm_steps=2, big_step=1.0),
+        dataclasses.replace(base, accounting="joint", attention_init="preset"),
+    ]
+    rows = [("lag", configs[0]), ("joint", configs[1]), ("three-phase", configs[2]), ("lag", configs[3])]
+    seeds = (2, 9)
+    together = E.run_rows(task, rows, seeds)
+    assert together.losses.shape[-1] == 13  # the longest row: 3 warm-up steps, then 10 joint steps
+    for k, row in enumerate(rows):
+        alone = E.run_rows(task, [row], seeds)
+        steps = alone.losses.shape[-1]
+        np.testing.assert_allclose(together.losses[k, :, :steps], alone.losses[0], rtol=1e-12, atol=1e-12)
+        assert np.all(np.isnan(together.losses[k, :, steps:]))
+        for name in together.final:
+            np.testing.assert_allclose(together.final[name][k], alone.final[name][0], rtol=1e-12, atol=1e-12)
+        for name in together.metrics:
+            np.testing.assert_allclose(together.metrics[name][k], alone.metrics[name][0], rtol=1e-12, atol=1e-12)
+        subset = together.subset([k])
+        assert subset.losses.shape == alone.losses.shape
+        np.testing.assert_allclose(
+            subset.traces["attention_moved"], alone.traces["attention_moved"], rtol=1e-12, atol=1e-12
+        )
+
+
+def test_a_diverged_run_is_recorded_and_the_others_are_unaffected():
+    """SGD with a huge step size on the regression's squared loss blows up; the run is recorded as NaN from
+    the first non-finite loss on, and the other row, batched with it, equals its run alone."""
+    task = TASK_CASES["regression"]()
+    calm = _config("sgd", "random")
+    wild = dataclasses.replace(calm, attention_lr=1e100, output_lr=1e100)
+    together = E.run_rows(task, [("joint", calm), ("joint", wild)], (0, 1))
+    alone = E.run_rows(task, [("joint", calm)], (0, 1))
+    np.testing.assert_allclose(together.losses[0], alone.losses[0], rtol=1e-12, atol=1e-12)
+    assert np.all(np.isnan(together.losses[1, :, -1])) and not np.isfinite(together.metrics["test_loss"][1]).any()
+    with pytest.raises(ValueError, match="optimiser"):
+        E.run_rows(task, [("joint", calm), ("joint", _config("adam", "random"))], (0,))

@@ -33,15 +33,32 @@ from lagtheory.experiments.word_sampling import class_is_nonempty, labelled_word
 from lagtheory.experiments.worst_case import verified_horizon, verified_horizons, worst_case, worst_case_scores
 from lagtheory.languages import CONTAINS_AB, EVEN_PAIRS
 
-STAR_FREE = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR")
+STAR_FREE = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "FIRST_LEARNED")
 
 
-def _all_words(n: int) -> np.ndarray:
-    return np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
+def _all_words(n: int, k: int = 2) -> np.ndarray:
+    return np.array(list(itertools.product(range(k), repeat=n)), dtype=np.int64)
 
 
 def _labels(dfa, words: np.ndarray) -> np.ndarray:
-    return np.array([1 if dfa.accepts("".join("ab"[s] for s in word)) else -1 for word in words])
+    return np.array([1 if dfa.accepts([dfa.alphabet[s] for s in word]) else -1 for word in words])
+
+
+def _definition_scores(task, theta, u, s, words):
+    """y-free quantities by the definitions, word by word: the output f (eq-readout with the weights of
+    eq-attention, each position's score theta_(v_i) + s_i times log n) and Z = sum_i n^(score_i)."""
+    n = words.shape[1]
+    ids = feature_ids(words, task.features, task.alphabet_size)
+    scores = np.array(theta)[ids]
+    if task.position_scores:
+        extra = np.zeros(n)
+        position = np.atleast_1d(np.asarray(s, dtype=float))[:n]
+        extra[: position.size] = position
+        scores = scores + extra
+    weights = np.exp(scores * math.log(n)) if n > 1 else np.ones_like(scores)
+    normaliser = weights.sum(axis=1)
+    outputs = (weights * np.array(u)[ids]).sum(axis=1) / normaliser
+    return outputs, normaliser
 
 
 def _model_with(task, theta, u, s=None):
@@ -77,13 +94,15 @@ def test_feature_ids_by_hand():
         ("EVEN_PAIRS", lambda ids: ids[0] in (0, 3)),  # position 1's cyclic bigram is aa or bb
         ("CONTAINS_AB", lambda ids: 1 in ids),
         ("A_STAR_B_STAR", lambda ids: 2 not in ids),
+        ("CONTAINS_B_NOT_C", lambda ids: 1 in ids and 2 not in ids),
+        ("FIRST_LEARNED", lambda ids: ids[0] == 1),
     ],
 )
 def test_the_features_determine_the_label_as_the_task_claims(name, rule):
     task = TASKS[name]
-    for n in range(1, 11):
-        words = _all_words(n)
-        ids = feature_ids(words, task.features)
+    for n in range(1, 11 if task.alphabet_size == 2 else 5):
+        words = _all_words(n, task.alphabet_size)
+        ids = feature_ids(words, task.features, task.alphabet_size)
         predicted = np.array([1 if rule(list(row)) else -1 for row in ids])
         assert np.array_equal(predicted, _labels(task.dfa, words)), (name, n)
 
@@ -97,18 +116,18 @@ def test_tokens_alone_cannot_tell_first_or_even_pairs():
 @pytest.mark.parametrize("name", list(TASKS))
 def test_class_is_nonempty_matches_enumeration(name):
     dfa = TASKS[name].dfa
-    for n in range(1, 9):
-        labels = set(_labels(dfa, _all_words(n)).tolist())
+    for n in range(1, 9 if len(dfa.alphabet) == 2 else 4):
+        labels = set(_labels(dfa, _all_words(n, len(dfa.alphabet))).tolist())
         for label in (1, -1):
             assert class_is_nonempty(dfa, n, label) == (label in labels), (name, n, label)
 
 
 def test_sampling_is_uniform_within_the_class():
     rng = np.random.default_rng(0)
-    n, draws = 5, 20000
-    for dfa in (CONTAINS_AB, EVEN_PAIRS):
+    draws = 20000
+    for dfa, n in ((CONTAINS_AB, 5), (EVEN_PAIRS, 5), (TASKS["CONTAINS_B_NOT_C"].dfa, 2)):
         for label in (1, -1):
-            words = _all_words(n)
+            words = _all_words(n, len(dfa.alphabet))
             members = {tuple(w) for w, y in zip(words, _labels(dfa, words), strict=False) if y == label}
             sample = sample_strings(dfa, n, label, draws, rng)
             assert all(tuple(w) in members for w in sample)
@@ -133,26 +152,36 @@ def test_sampling_rejects_an_empty_class_and_bad_labels():
 
 @pytest.mark.parametrize("name", list(TASKS))
 def test_worst_case_scores_match_brute_force(name):
+    """The verifier against every word up to length 10 (length 4 over eight letters), with y f Z computed
+    from the definitions word by word (:func:`_definition_scores`), at random parameters."""
     task = TASKS[name]
-    generator = torch.Generator().manual_seed(7)
-    theta = torch.randn(task.vocab_size, dtype=torch.float64, generator=generator).tolist()
-    u = torch.randn(task.vocab_size, dtype=torch.float64, generator=generator).tolist()
-    s = 0.8 if task.first_position_marker else None
-    model = _model_with(task, theta, u, s)
-    lengths = list(range(1, 11))
-    scores = worst_case_scores(model, task, lengths).value()
+    rng = np.random.default_rng(7)
+    theta, u = rng.normal(size=task.vocab_size), rng.normal(size=task.vocab_size)
+    s = 0.8 if task.first_position_marker else rng.normal(size=task.position_scores) if task.position_scores else None
+    lengths = list(range(1, 11 if task.alphabet_size == 2 else 5))
+    scores = worst_case(task, theta, u, s, lengths).value()[0]
     for n in lengths:
-        words = _all_words(n)
-        ids = feature_ids(words, task.features)
+        words = _all_words(n, task.alphabet_size)
         labels = _labels(task.dfa, words)
-        outputs = _token_outputs(model, ids)
-        # Z = sum_i n^(score_i), from the definition of the scores (eq-attention)
-        raw = np.array(theta)[ids] + (np.eye(n)[0] * (s or 0.0))
-        normaliser = np.exp(raw * math.log(n)).sum(axis=1)
+        outputs, normaliser = _definition_scores(task, theta, u, s, words)
         for column, label in enumerate((1, -1)):
             chosen = labels == label
             expected = np.min(label * outputs[chosen] * normaliser[chosen]) if chosen.any() else math.inf
             assert scores[n - 1, column] == pytest.approx(expected, rel=1e-9, abs=1e-12), (n, label)
+
+
+def test_token_path_model_agrees_with_the_definitions():
+    """The brute-force reference itself, against the model's token path (a second implementation)."""
+    for name in ("FIRST", "EVEN_PAIRS", "CONTAINS_AB"):
+        task = TASKS[name]
+        rng = np.random.default_rng(3)
+        theta, u = rng.normal(size=task.vocab_size), rng.normal(size=task.vocab_size)
+        s = 0.7 if task.first_position_marker else None
+        model = _model_with(task, theta.tolist(), u.tolist(), s)
+        for n in (1, 2, 5):
+            words = _all_words(n)
+            outputs, _ = _definition_scores(task, theta, u, s, words)
+            np.testing.assert_allclose(outputs, _token_outputs(model, feature_ids(words, task.features)), rtol=1e-12)
 
 
 def test_worst_case_at_1e12_matches_the_closed_form_for_contains_ab():
@@ -185,13 +214,26 @@ def test_worst_case_beyond_float_range_matches_the_closed_form():
 def test_witnesses_recognise_their_language(name):
     task = TASKS[name]
     witness = task.witness
-    model = _model_with(task, witness["theta"], witness["u"], witness.get("s"))
-    for n in range(1, 11):  # brute force on the token path
-        words = _all_words(n)
-        outputs = _token_outputs(model, feature_ids(words, task.features))
+    for n in range(1, 11 if task.alphabet_size == 2 else 5):  # brute force by the definitions
+        words = _all_words(n, task.alphabet_size)
+        outputs, _ = _definition_scores(task, witness["theta"], witness["u"], witness.get("s"), words)
         assert np.all(_labels(task.dfa, words) * outputs > 0), n
     lengths = [*list(range(1, 41)), 10**3, 10**6, 10**9, 10**12]
-    assert verified_horizon(model, task, lengths) == 10**12
+    horizon = verified_horizons(task, witness["theta"], witness["u"], witness.get("s"), lengths)
+    assert horizon.tolist() == [10**12]
+
+
+def test_learned_position_scores_reduce_to_the_marker():
+    """FIRST with four learned position scores (s, 0, 0, 0) is FIRST with the marker s."""
+    rng = np.random.default_rng(5)
+    theta, u = rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
+    s = rng.normal(size=6) * 2
+    learned = np.stack([s, np.zeros(6), np.zeros(6), np.zeros(6)], axis=1)
+    lengths = [1, 2, 3, 4, 5, 9, 100, 10**9]
+    ours = worst_case(TASKS["FIRST_LEARNED"], theta, u, learned, lengths)
+    marker = worst_case(TASKS["FIRST"], theta, u, s, lengths)
+    np.testing.assert_array_equal(ours.sign, marker.sign)
+    np.testing.assert_allclose(ours.log_magnitude, marker.log_magnitude, rtol=1e-13)
 
 
 def test_parity_fails_at_length_two_for_any_parameters():
@@ -295,23 +337,27 @@ def test_training_stream_labels_lengths_and_counts_path(name):
     assert set(stream.labels.unique().tolist()) == {-1.0, 1.0}
     if name == "CONTAINS_AB":  # independent label rule: contains ab iff the ab count is >= 1
         assert torch.equal(stream.labels > 0, stream.counts[..., 1] >= 1)
-    # the counts path equals the token path on the test words
+    # the counts path equals the definitions on words of the test lengths
     counts, _, _ = runs.test_words()
     rng = np.random.default_rng(1)
+    theta = np.array([0.3] + [-0.2] * (task.vocab_size - 1))
+    u = np.linspace(-1, 1, task.vocab_size)
+    s = (
+        0.5
+        if task.first_position_marker
+        else np.linspace(0.6, -0.3, task.position_scores)
+        if task.position_scores
+        else None
+    )
+    params = {"theta": torch.from_numpy(theta), "u": torch.from_numpy(u)}
+    if s is not None:
+        params["s"] = torch.tensor(s, dtype=torch.float64)
     for index, n in enumerate((7, 30)):
         words = np.concatenate([sample_strings(task.dfa, n, label, 5, rng) for label in (1, -1)])
-        ids = feature_ids(words, task.features)
-        model = _model_with(
-            task,
-            [0.3] + [-0.2] * (task.vocab_size - 1),
-            list(np.linspace(-1, 1, task.vocab_size)),
-            0.5 if task.first_position_marker else None,
-        )
-        params = {name: value.detach() for name, value in model.named_parameters()}
-        via_counts = runs.outputs(
-            params, torch.from_numpy(feature_counts(ids, task.vocab_size)), torch.from_numpy(ids[:, 0])
-        )
-        assert np.allclose(via_counts.numpy(), _token_outputs(model, ids), rtol=1e-12, atol=1e-14)
+        word_counts, prefix = runs.words_to_counts(words, np.full(len(words), n))
+        via_counts = runs.outputs(params, torch.from_numpy(word_counts), torch.from_numpy(prefix))
+        expected, _ = _definition_scores(task, theta, u, s, words)
+        assert np.allclose(via_counts.numpy(), expected, rtol=1e-12, atol=1e-14)
         assert counts.shape[:2] == (2, 10) and torch.all(counts[index].sum(-1) == n)
 
 

@@ -1,10 +1,13 @@
-"""Tests of the study records (lagtheory.experiments.studies and .records): a record holds every seed's value
-of every quantity for every schedule with the configuration, and a stored cell re-runs to the same values."""
+"""Tests of the study (lagtheory.experiments.studies) and its records (lagtheory.experiments.records): the
+sweep holds the cells the study states, the calibration picks its rates by the stated rule, a record holds
+every seed's value of every quantity for every schedule with the configuration, and a stored cell re-runs,
+alone, to the same values."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import numpy as np
 import pytest
@@ -12,65 +15,113 @@ import pytest
 from lagtheory.experiments import records as RC
 from lagtheory.experiments import studies as ST
 from lagtheory.experiments.regression import RegressionSetting
+from lagtheory.schedules import SCHEDULE_NAMES
 
 SMALL = dataclasses.replace(
     ST.REGRESSION,
-    cells=(
-        ST.Cell(
-            "small",
+    tasks=(
+        ST.TaskDesign(
+            "regression",
             RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3),
-            dataclasses.replace(ST.REGRESSION.cells[0].training, steps=8, warm_steps=2, batch_size=4),
+            steps=12,
+            batch_size=4,
+            description="small",
         ),
     ),
 )
-SCHEDULES = ("joint", "lag", "three-phase")
+SEEDS = (0, 1, 2)
 
 
 @pytest.fixture(scope="module")
 def record():
-    results = ST.run_cells(SMALL, SMALL.cells, SCHEDULES, (0, 1, 2))
-    return RC.study_record(SMALL, results, SCHEDULES, (0, 1, 2), "test")
+    calibrations, results, _ = ST.run_study(SMALL, SEEDS)
+    return RC.study_record(SMALL, calibrations, results, SEEDS, "test")
+
+
+def test_the_sweep_holds_the_stated_cells():
+    design = SMALL.tasks[0]
+    cells = ST.study_cells(
+        SMALL, design, "sgd", {ST.main_level(s, r): 0.1 for s in ST.READOUT_SCALES for r in ST.RATIOS}
+    )
+    sweeps = [cell.sweep for cell in cells]
+    assert sweeps.count("main") == 25 and sweeps.count("attention_init") == 2 and sweeps.count("budget") == 4
+    assert sweeps.count("accounting") == 1 and sweeps.count("base_rate") == 2
+    centre = next(cell for cell in cells if ST.is_centre(cell))
+    assert centre.schedules == SCHEDULE_NAMES and centre.training.output_scale == 0.3
+    # geometric-mean parametrisation: attention base sqrt(r), output base / sqrt(r)
+    corner = next(cell for cell in cells if cell.level == "scale=3 ratio=10")
+    assert math.isclose(corner.training.attention_lr, 0.1 * math.sqrt(10)) and math.isclose(
+        corner.training.output_lr, 0.1 / math.sqrt(10)
+    )
+    assert corner.schedules == ST.MAIN_SCHEDULES
+    budgets = sorted(cell.training.steps for cell in cells if cell.sweep == "budget")
+    assert budgets == [3, 6, 24, 48]  # T = 12 times 1/4, 1/2, 2, 4
+    assert all(cell.training.big_step == cell.training.attention_lr * cell.training.warm_steps for cell in cells)
+    assert {cell.training.attention_init for cell in cells} == {"random", "zero", "preset"}
+
+
+def test_capped_log_loss_and_final_training_loss_by_hand():
+    np.testing.assert_allclose(
+        ST.capped_log_loss([0.01, 3.0, np.nan], [1.0, 2.0, 2.0]), [-2.0, math.log10(2), math.log10(2)]
+    )
+    losses = np.array([[5.0] * 10 + [1.0, 3.0], [1.0, np.inf] + [0.5] * 10])
+    # a tenth of 12 steps is 1 step: the last loss; a run with a non-finite loss is NaN
+    np.testing.assert_array_equal(ST.final_training_loss(losses), [3.0, np.nan])
+
+
+def test_calibration_follows_its_rule(record):
+    for optimiser, calibration in record["calibration"]["regression"].items():
+        means = np.array(calibration["mean_log10_final_training_loss"], dtype=float)  # (rates, cells), NaN: None
+        diverged = np.array(calibration["diverged_runs"])
+        assert means.shape == (len(ST.RATE_GRIDS[optimiser]), 25) and np.all(np.isnan(means) == (diverged > 0))
+        for column, level in enumerate(calibration["levels"]):
+            best = calibration["grid"][int(np.nanargmin(means[:, column]))]
+            assert calibration["base_rates"][level] == best, (optimiser, level)
+            cell = record["cells"][f"regression/{optimiser}/main/{level}"]["configuration"]["training"]
+            scale, ratio = (float(part.split("=")[1]) for part in level.split())
+            assert math.isclose(cell["attention_lr"] * cell["output_lr"], best**2)
+            assert math.isclose(cell["attention_lr"] / cell["output_lr"], ratio) and cell["output_scale"] == scale
 
 
 def test_record_holds_every_seed_and_the_configuration(record, tmp_path):
     path = tmp_path / "summary_small.json"
     RC.write_record(record, path)
     loaded = RC.load_record(path)
-    assert loaded["seeds"] == [0, 1, 2] and loaded["schedules"] == list(SCHEDULES)
+    assert loaded["seeds"] == list(SEEDS) and len(loaded["cells"]) == 2 * 34
     assert set(loaded["versions"]) == {"lagtheory", "torch", "numpy", "scipy", "python"}
-    cell = loaded["cells"]["small"]
-    assert cell["configuration"]["training"]["steps"] == 8
-    assert cell["configuration"]["setting"]["test_sizes"] == [4, 12]
-    for schedule in SCHEDULES:
-        assert len(cell["values"]["score"][schedule]) == 3
-        assert np.array(cell["values"]["test_errors"][schedule]).shape == (3, 2)
-        assert len(cell["curves"]["loss"][schedule]) == 8
-    assert RC.per_seed(loaded, "small", "score", "lag").shape == (3,)
+    centre = loaded["cells"][ST.centre_name("regression", "adam")]
+    assert centre["configuration"]["setting"]["test_sizes"] == [4, 12]
+    for schedule in SCHEDULE_NAMES:
+        assert len(centre["values"]["log10_test_loss"][schedule]) == 3
+        assert np.array(centre["values"]["test_errors"][schedule]).shape == (3, 2)
+        assert len(centre["curves"]["loss"][schedule]) == 12
+    test_loss = RC.per_seed(loaded, ST.centre_name("regression", "adam"), "test_loss", "lag")
+    primary = RC.per_seed(loaded, ST.centre_name("regression", "adam"), "log10_test_loss", "lag")
+    zero = 10 ** np.max(primary)
+    assert np.all(primary <= np.log10(zero)) and np.all(np.isclose(primary, np.log10(np.minimum(test_loss, zero))))
+    assert RC.cells_where(loaded, optimiser="sgd", sweep="budget") == [
+        f"regression/sgd/budget/T*{factor:g}" for factor in ST.BUDGETS
+    ]
 
 
-def test_a_stored_cell_reruns_to_its_values(record):
-    configuration = record["cells"]["small"]["configuration"]
+def test_a_stored_cell_reruns_alone_to_its_values(record):
+    name = "regression/sgd/budget/T*4"
+    configuration = record["cells"][name]["configuration"]
     fresh = ST.rerun(SMALL, configuration, ["lag"], [1])
-    assert RC.mismatches(record, "small", fresh, ["lag"], [1], rtol=1e-10) == []
-    # a changed value is found
+    assert RC.mismatches(record, name, fresh, ["lag"], [1], rtol=1e-10) == []
     changed = json.loads(json.dumps(record))
-    changed["cells"]["small"]["values"]["score"]["lag"][1] *= 1.001
-    assert RC.mismatches(changed, "small", fresh, ["lag"], [1], rtol=1e-10) == ["score of lag"]
-
-
-def test_first_below_and_first_reaching_by_hand():
-    losses = np.array([[3.0, 2.0, 1.0, 0.5, 0.2, 0.1], [1.0] * 6])
-    # window 2: averages 2.5, 1.5, 0.75, 0.35, 0.15 -> first below 0.5 at average index 3, i.e. step 4
-    np.testing.assert_array_equal(ST.first_below(losses, 0.5, window=2), [4, -1])
-    np.testing.assert_array_equal(ST.first_reaching(np.array([[0.0, 0.2, 0.6, 0.4], [0.0] * 4]), 0.5), [2, -1])
+    changed["cells"][name]["values"]["log10_test_loss"]["lag"][1] *= 1.001
+    assert RC.mismatches(changed, name, fresh, ["lag"], [1], rtol=1e-10) == ["log10_test_loss of lag"]
 
 
 def test_bad_records_are_refused(record):
     with pytest.raises(ValueError, match="format"):
         RC.validate_record({"format": "other"}, "x")
     broken = json.loads(json.dumps(record))
-    broken["cells"]["small"]["values"]["score"]["lag"] = [0.1]
+    broken["cells"][ST.centre_name("regression", "sgd")]["values"]["log10_test_loss"]["lag"] = [0.1]
     with pytest.raises(ValueError, match="one primary value per seed"):
         RC.validate_record(broken, "x")
     with pytest.raises(ValueError, match="name"):
         ST.study("nonsense")
+    with pytest.raises(ValueError, match="schedules"):
+        ST.rerun(SMALL, record["cells"]["regression/sgd/budget/T*4"]["configuration"], ["lead"], [0])

@@ -225,8 +225,8 @@ def test_run_takes_plain_sgd_steps_on_the_batch_of_each_step() -> None:
             model.query -= 0.3 * query_grad
             model.readout -= 0.3 * readout_grad
     assert np.allclose(result.final["query"][0, 0], model.query.detach().numpy(), rtol=1e-12, atol=0)
-    # the score is the test error averaged over the test lengths above the training range (here only 50)
-    assert result.metrics["score"][0, 0] == result.metrics["test_errors"][0, 0, 1]
+    # the test loss is the test error averaged over the test lengths above the training range (here only 50)
+    assert result.metrics["test_loss"][0, 0] == result.metrics["test_errors"][0, 0, 1]
 
 
 def test_held_out_batches_have_exact_lengths() -> None:

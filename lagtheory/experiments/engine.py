@@ -129,15 +129,17 @@ class Task(Protocol):
 
 @dataclass(frozen=True)
 class CellResult:
-    """The runs of one cell (one configuration, several schedules and seeds).
+    """The runs of one or several cells, one row per (schedule, configuration), all seeds.
 
-    ``losses`` (schedules, seeds, steps) the training loss before every step
-    (NaN after a schedule has finished); ``traces`` name -> (schedules, seeds,
-    steps) what the task observes before every step, and the Euclidean
+    ``schedules`` names the schedule of each row and ``configs`` its
+    :class:`TrainingConfig`; ``losses`` (rows, seeds, steps) the training loss
+    before every step (NaN after a row has finished, and from the first
+    non-finite value on for a run that diverged); ``traces`` name -> (rows,
+    seeds, steps) what the task observes before every step, and the Euclidean
     distances ``attention_moved`` and ``output_moved`` of each group from its
-    initial value; ``metrics`` name ->
-    (schedules, seeds, ...) the task's test metrics of the trained parameters;
-    ``final`` name -> (schedules, seeds, ...) the trained parameters.
+    initial value; ``metrics`` name -> (rows, seeds, ...) the task's test
+    metrics of the trained parameters; ``final`` name -> (rows, seeds, ...)
+    the trained parameters.
     """
 
     schedules: tuple[str, ...]
@@ -146,10 +148,32 @@ class CellResult:
     traces: dict[str, NDArray[np.float64]]
     metrics: dict[str, NDArray]
     final: dict[str, NDArray[np.float64]]
+    configs: tuple[TrainingConfig, ...] = ()
 
     def index(self, schedule: str) -> int:
-        """The row of ``schedule`` in the arrays."""
+        """The row of ``schedule`` in the arrays (the first, if several rows share it)."""
         return self.schedules.index(schedule)
+
+    def subset(self, rows: Sequence[int]) -> CellResult:
+        """The rows ``rows`` alone, cut to the steps that the longest of them takes."""
+        rows = list(rows)
+        if not rows or any(not 0 <= k < len(self.schedules) for k in rows):
+            raise ValueError(f"rows must be a non-empty list of row indices below {len(self.schedules)}, got {rows!r}")
+        steps = max(total_steps(self.schedules[k], self.configs[k]) for k in rows) if self.configs else None
+        return CellResult(
+            schedules=tuple(self.schedules[k] for k in rows),
+            seeds=self.seeds,
+            losses=self.losses[rows][..., :steps],
+            traces={key: value[rows][..., :steps] for key, value in self.traces.items()},
+            metrics={key: value[rows] for key, value in self.metrics.items()},
+            final={key: value[rows] for key, value in self.final.items()},
+            configs=tuple(self.configs[k] for k in rows) if self.configs else (),
+        )
+
+
+def total_steps(schedule: str, config: TrainingConfig) -> int:
+    """The number of steps the schedule takes under ``config``."""
+    return sum(phase.steps for phase in make_schedule(schedule, config.schedule_settings()))
 
 
 def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
@@ -168,24 +192,27 @@ def seed_rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, stream]))
 
 
-def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
-    """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`TrainingConfig`).
-
-    Per seed one generator (``seed_rng(seed, 0)``) draws a standard normal
-    array for every parameter in the task's order, whatever the configuration,
-    so the readout of a seed is the same draw (times its scale) under every
-    attention initialisation.
-    """
+def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
+    """Per seed, one generator (``seed_rng(seed, 0)``) draws a standard normal array for every
+    parameter in the task's order, whatever the configuration: name -> (seeds, ...) float64."""
     shapes = task.parameter_shapes()
-    preset = task.preset_attention() if config.attention_init == "preset" else {}
     draws: dict[str, list[torch.Tensor]] = {name: [] for name in shapes}
     for seed in seeds:
         rng = seed_rng(seed, 0)
         for name, (shape, _) in shapes.items():
             draws[name].append(torch.from_numpy(np.asarray(rng.standard_normal(shape), dtype=np.float64)))
+    return {name: torch.stack(values) for name, values in draws.items()}
+
+
+def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The initial parameters of :class:`TrainingConfig` from the seeds' standard normal ``draws``
+    (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
+    ``attention_scale`` times its draw, or the task's preset value."""
+    shapes = task.parameter_shapes()
+    preset = task.preset_attention() if config.attention_init == "preset" else {}
     params = {}
     for name, (shape, group) in shapes.items():
-        normal = torch.stack(draws[name])
+        normal = draws[name]
         if group == "output":
             params[name] = config.output_scale * normal
         elif config.attention_init == "zero":
@@ -193,8 +220,15 @@ def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int])
         elif config.attention_init == "random":
             params[name] = config.attention_scale * normal
         else:
-            params[name] = torch.as_tensor(preset[name], dtype=torch.float64).expand(len(seeds), *shape).clone()
+            params[name] = torch.as_tensor(preset[name], dtype=torch.float64).expand(normal.shape[0], *shape).clone()
     return params
+
+
+def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
+    """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`TrainingConfig`):
+    :func:`scaled_parameters` of :func:`standard_draws`, so the readout of a seed is the same draw
+    (times its scale) under every configuration."""
+    return scaled_parameters(task, config, standard_draws(task, seeds))
 
 
 def run_cell(
@@ -204,43 +238,79 @@ def run_cell(
     seeds: Sequence[int] = tuple(range(30)),
     progress: Callable[[int], None] | None = None,
 ) -> CellResult:
-    """Train every schedule on every seed under ``config`` in one batched loop and evaluate them.
-
-    All schedules and seeds advance together through
-    :func:`lagtheory.training.descend`: at step i the task's loss of every
-    (schedule, seed) is computed in one call on the batch of step i, the
-    gradient of their sum is taken only for the groups that some phase trains,
-    and :class:`lagtheory.training.TorchGroupOptimiser` moves each schedule's
-    groups with its own phase's step sizes. ``progress(1)`` is called after every step
-    (a progress bar's ``update``).
-    """
+    """Train every schedule on every seed under ``config`` in one batched loop and evaluate them
+    (:func:`run_rows` with one row per schedule)."""
     if isinstance(schedules, str) or not schedules:
         raise ValueError(f"schedules must be a non-empty sequence of schedule names, got {schedules!r}")
-    names = tuple(check_schedule_name(name) for name in schedules)
-    seeds = check_seeds(seeds)
     if not isinstance(config, TrainingConfig):
         raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    return run_rows(task, [(name, config) for name in schedules], seeds, progress)
+
+
+def run_rows(
+    task: Task,
+    rows: Sequence[tuple[str, TrainingConfig]],
+    seeds: Sequence[int] = tuple(range(30)),
+    progress: Callable[[int], None] | None = None,
+    evaluate: bool = True,
+) -> CellResult:
+    """Train every row (a schedule under a configuration) on every seed in one batched loop and
+    evaluate them (``evaluate=False``: no test metrics).
+
+    The rows may differ in everything but the optimiser and the batch size: step sizes, step
+    budget and accounting, initialisation. All rows and seeds advance together through
+    :func:`lagtheory.training.descend`: at step i the task's loss of every (row, seed) still
+    training is computed in one call on the batch of step i (the same batch for every row, as
+    within a cell), the gradient of their sum is taken only for the groups that some phase
+    trains, and :class:`lagtheory.training.TorchGroupOptimiser` moves each row's groups with its
+    own phase's step sizes. Since the loss of a (row, seed) depends only on its own parameters
+    and the optimisers are elementwise, a row trained among others follows the same trajectory
+    as trained alone (the tests check this to 1e-12); batching rows shares the data and the
+    per-step overhead between the cells of a sweep. A run whose loss becomes non-finite is
+    recorded (NaN from then on), not stopped. ``progress(1)`` is called after every step.
+    """
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not rows:
+        raise ValueError("rows must be a non-empty sequence of (schedule name, TrainingConfig) pairs")
+    names = []
+    configs = []
+    for row in rows:
+        if not isinstance(row, tuple) or len(row) != 2 or not isinstance(row[1], TrainingConfig):
+            raise TypeError(f"rows must hold (schedule name, TrainingConfig) pairs, got {row!r}")
+        names.append(check_schedule_name(row[0]))
+        configs.append(row[1])
+    if len({(c.optimiser, c.batch_size) for c in configs}) != 1:
+        raise ValueError("the rows batched together must share the optimiser and the batch size")
+    seeds = check_seeds(seeds)
     shapes = task.parameter_shapes()
     for name, (_, group) in shapes.items():
         if group not in GROUPS:
             raise ValueError(f"task parameter {name!r} must be in group 'attention' or 'output', got {group!r}")
-    phases = [make_schedule(name, config.schedule_settings()) for name in names]
-    initial = initial_parameters(task, config, seeds)
-    params = [{name: initial[name].clone().requires_grad_(True) for name in shapes} for _ in names]
+    phases = [make_schedule(name, config.schedule_settings()) for name, config in zip(names, configs, strict=True)]
+    draws = standard_draws(task, seeds)
+    initial_by_config: dict[TrainingConfig, dict[str, torch.Tensor]] = {}
+    for config in configs:
+        if config not in initial_by_config:
+            initial_by_config[config] = scaled_parameters(task, config, draws)
+    initial = {name: torch.stack([initial_by_config[c][name] for c in configs]) for name in shapes}
+    params = [{name: initial_by_config[c][name].clone().requires_grad_(True) for name in shapes} for c in configs]
     optimiser = TorchGroupOptimiser(
         [[p[name] for name, (_, group) in shapes.items() if group == "attention"] for p in params],
         [[p[name] for name, (_, group) in shapes.items() if group == "output"] for p in params],
-        kind=config.optimiser,
+        kind=configs[0].optimiser,
     )
-    total_steps = max(sum(phase.steps for phase in schedule) for schedule in phases)
-    stream = task.training_stream(seeds, total_steps, config.batch_size)
+    total = max(sum(phase.steps for phase in schedule) for schedule in phases)
+    stream = task.training_stream(seeds, total, configs[0].batch_size)
     traces: dict[str, list[NDArray[np.float64]]] = {}
 
-    def stacked(detach: bool) -> dict[str, torch.Tensor]:
-        return {name: torch.stack([p[name].detach() if detach else p[name] for p in params]) for name in shapes}
+    def stacked(detach: bool, which: Sequence[int]) -> dict[str, torch.Tensor]:
+        return {
+            name: torch.stack([params[k][name].detach() if detach else params[k][name] for k in which])
+            for name in shapes
+        }
 
     attention_names = [name for name, (_, group) in shapes.items() if group == "attention"]
     output_names = [name for name, (_, group) in shapes.items() if group == "output"]
+    everything = range(len(params))
 
     def displacement(current: Mapping[str, torch.Tensor], names: list[str]) -> torch.Tensor:
         squares = [((current[name] - initial[name]) ** 2).reshape(*current[name].shape[:2], -1) for name in names]
@@ -248,31 +318,37 @@ def run_cell(
 
     def gradient(step: int, phases_now: tuple[Phase | None, ...]) -> NDArray[np.float64]:
         with torch.no_grad():
-            current = stacked(detach=True)
+            current = stacked(True, everything)
             observed = dict(task.observe(current))
             observed["attention_moved"] = displacement(current, attention_names)
             observed["output_moved"] = displacement(current, output_names)
             for key, value in observed.items():
                 traces.setdefault(key, []).append(value.numpy().copy())
-        losses = task.losses(stacked(detach=False), stream.batch(step))
+        active = [k for k, phase in enumerate(phases_now) if phase is not None]
+        losses = task.losses(stacked(False, active), stream.batch(step))
         optimiser.backward(losses.sum(), phases_now)
-        values = losses.detach().numpy().copy()
-        values[[k for k, phase in enumerate(phases_now) if phase is None]] = np.nan
+        values = np.full((len(params), len(seeds)), np.nan)
+        values[active] = losses.detach().numpy()
         if progress is not None:
             progress(1)
         return values
 
-    losses = descend(phases, gradient, optimiser.update)  # (steps, schedules, seeds)
-    final = stacked(detach=True)
-    with torch.no_grad():
-        metrics = {key: np.asarray(value) for key, value in task.evaluate(final).items()}
+    losses = descend(phases, gradient, optimiser.update, allow_non_finite=True)  # (steps, rows, seeds)
+    losses = np.moveaxis(losses, 0, -1)
+    losses[~np.isfinite(losses)] = np.nan
+    final = stacked(True, everything)
+    metrics = {}
+    if evaluate:
+        with torch.no_grad():
+            metrics = {key: np.asarray(value) for key, value in task.evaluate(final).items()}
     return CellResult(
-        schedules=names,
+        schedules=tuple(names),
         seeds=seeds,
-        losses=np.moveaxis(losses, 0, -1),
+        losses=losses,
         traces={key: np.moveaxis(np.array(values), 0, -1) for key, values in traces.items()},
         metrics=metrics,
         final={name: value.numpy().copy() for name, value in final.items()},
+        configs=tuple(configs),
     )
 
 

@@ -64,7 +64,7 @@ class PromptBatch:
     query: torch.Tensor
     query_label: torch.Tensor
     beta: torch.Tensor
-    moments: torch.Tensor
+    moments: torch.Tensor | None
 
 
 def prompt_batch(
@@ -75,9 +75,13 @@ def prompt_batch(
     query: torch.Tensor,
     query_label: torch.Tensor,
     beta: torch.Tensor,
+    moments: bool = True,
 ) -> PromptBatch:
     """A :class:`PromptBatch` with its moment matrices computed from the pairs (padding rows are zero):
-    ``C = [[X^T X, X^T y], [y^T X, y^T y]] / m`` (the tokens z_i = (x_i, y_i) are never concatenated)."""
+    ``C = [[X^T X, X^T y], [y^T X, y^T y]] / m`` (the tokens z_i = (x_i, y_i) are never concatenated);
+    without them (``moments=False``, for a model that reads the pairs) the field is None."""
+    if not moments:
+        return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, None)
     inputs_t = inputs.transpose(-1, -2)
     cross = inputs_t @ labels.unsqueeze(-1)  # X^T y, (..., D, 1)
     top = torch.cat([inputs_t @ inputs, cross], dim=-1)
@@ -92,13 +96,15 @@ def sample_prompts(
     min_context: int,
     max_context: int,
     dim: int,
+    moments: bool = True,
 ) -> PromptBatch:
     """Draw ``batch_size`` prompts with context sizes ``m`` uniform on
     ``{min_context, ..., max_context}`` (padded to ``max_context``), the data of
     the module docstring; ``batch_size`` may be a shape (several steps' batches at
     once). From each generator, in this order: the context sizes, the task vectors,
     the inputs of all ``max_context`` pairs (those past a prompt's context size are
-    then set to 0), the queries. ``rng`` may be a list of generators (one per seed):
+    then set to 0), the queries; ``moments`` as in :func:`prompt_batch`. ``rng`` may be
+    a list of generators (one per seed):
     the result then has a leading seed dimension, and seed j's part equals the draw
     from ``rng[j]`` alone."""
     rngs = rng if isinstance(rng, list) else [rng]
@@ -134,6 +140,7 @@ def sample_prompts(
         query_t,
         linear_labels(beta_t, query_t),
         beta_t,
+        moments,
     )
 
 

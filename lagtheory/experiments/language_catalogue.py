@@ -6,7 +6,8 @@ simplest input features that let the book's shallow transformer
 (:class:`lagtheory.model.ShallowTransformer`, ``def-model``: one length-scaled
 attention layer with a fixed query, linear readout) express it:
 
-* ``tokens``: position i carries the one-hot symbol x_i (vocabulary {a, b});
+* ``tokens``: position i carries the one-hot symbol x_i (vocabulary {a, b},
+  or the alphabet's letters);
 * ``bigram``: position i carries the pair (x_(i-1), x_i), a previous-token
   feature, with x_0 := x_1 at position 1 (so position 1 is ``aa`` or ``bb``
   and never creates a spurious ``ab`` or ``ba``); vocabulary {aa, ab, ba, bb};
@@ -14,9 +15,15 @@ attention layer with a fixed query, linear readout) express it:
   symbol), vocabulary {aa, ab, ba, bb};
 
 optionally with the first-position marker of the model: a learnable score s
-added to position 1's attention score only (``prop-first``). Positional
-information thus enters through the attention scores and the features, never
-by a separate output channel, so the attention has to learn to use it.
+added to position 1's attention score only (``prop-first``), or with *learned
+position scores*: one learnable score for each of the first P positions
+(P >= 2), so the model is told where a word begins but must learn which of
+its first positions matters. Positional information thus enters through the
+attention scores and the features, never by a separate output channel, so the
+attention has to learn to use it.
+
+Besides the languages over {a, b}, the catalogue holds a language over eight
+letters in which six letters never matter (distractors).
 The features are computed by :mod:`lagtheory.experiments.language_features`,
 words are drawn by :mod:`lagtheory.experiments.word_sampling`, and
 :mod:`lagtheory.experiments.worst_case` decides exactly whether a model
@@ -29,11 +36,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
 from lagtheory.languages import A_STAR_B_STAR, CONTAINS_AB, EVEN_PAIRS, FIRST, PARITY
 from lagtheory.model import ShallowTransformer
 
-from .language_features import FEATURE_NAMES, FEATURES
+from .language_features import FEATURES, LETTERS, feature_names
+
+EIGHT_LETTERS = tuple(LETTERS[:8])
+
+CONTAINS_B_NOT_C = DFA(
+    states=("none", "seen_b", "seen_c"),
+    alphabet=EIGHT_LETTERS,
+    transitions={
+        (state, letter): "seen_c" if state == "seen_c" or letter == "c" else "seen_b" if letter == "b" else state
+        for state in ("none", "seen_b", "seen_c")
+        for letter in EIGHT_LETTERS
+    },
+    start="none",
+    accepting={"seen_b"},
+)
+"""Words over {a, ..., h} that contain b and no c; the six letters a, d, ..., h are distractors."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +66,12 @@ class LanguageTask:
     ``why`` states in one sentence which positional information the task uses
     and why it suffices for the model to recognise the language at every
     length; ``witness`` gives parameters (``theta``, ``u`` and ``s`` when the
-    marker is on) that do so, checked in the tests and the chapter with
-    :func:`lagtheory.experiments.worst_case.verified_horizon`. ``witness`` is None for a language the model
-    cannot express (the control PARITY).
+    marker is on, or the P learned position scores ``s``) that do so, checked
+    in the tests and the chapter with
+    :func:`lagtheory.experiments.worst_case.verified_horizons`. ``witness`` is None for a language the model
+    cannot express (the control PARITY). ``learned_positions`` P >= 2 gives
+    the first P positions their own learned score (0: none); it excludes the
+    marker, which is the case P = 1.
     """
 
     name: str
@@ -54,20 +80,40 @@ class LanguageTask:
     first_position_marker: bool
     why: str
     witness: Mapping[str, tuple[float, ...] | float] | None
+    learned_positions: int = 0
 
     def __post_init__(self) -> None:
         if self.features not in FEATURES:
             raise ValueError(f"features must be one of {FEATURES}, got {self.features!r}")
-        if tuple(self.dfa.alphabet) != ("a", "b"):
-            raise ValueError(f"dfa must have the alphabet ('a', 'b'), got {self.dfa.alphabet!r}")
+        if tuple(self.dfa.alphabet) != EIGHT_LETTERS[: len(self.dfa.alphabet)] or len(self.dfa.alphabet) < 2:
+            raise ValueError(f"dfa must have the alphabet a, b, ... (at least two letters), got {self.dfa.alphabet!r}")
+        check_integer(self.learned_positions, "learned_positions", 0)
+        if self.learned_positions == 1 or (self.learned_positions > 1 and self.first_position_marker):
+            raise ValueError(
+                "learned_positions must be 0 or >= 2 and exclude the marker (the marker is one learned position)"
+            )
+
+    @property
+    def alphabet_size(self) -> int:
+        """The number k of letters (symbols 0..k-1)."""
+        return len(self.dfa.alphabet)
 
     @property
     def vocab_size(self) -> int:
         """The number of feature ids."""
-        return len(FEATURE_NAMES[self.features])
+        return len(feature_names(self.features, self.alphabet_size))
+
+    @property
+    def position_scores(self) -> int:
+        """How many first positions carry their own learned attention score: 1 with the marker, else
+        ``learned_positions``."""
+        return 1 if self.first_position_marker else self.learned_positions
 
     def model(self) -> ShallowTransformer:
-        """A fresh model (all parameters 0) for this task: length-scaled attention, linear readout."""
+        """A fresh model (all parameters 0) for this task: length-scaled attention, linear readout
+        (not for learned position scores, which the theory's model does not have)."""
+        if self.learned_positions:
+            raise ValueError(f"{self.name} has learned position scores, which ShallowTransformer does not model")
         return ShallowTransformer(
             vocab_size=self.vocab_size, readout="linear", scaling="log", first_position_score=self.first_position_marker
         )
@@ -111,6 +157,29 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "the bigram vocabulary, with the trigger ba",
             {"theta": (0.0, 0.0, 2.0, 0.0), "u": (1.0, 1.0, -1.0, 1.0)},
         ),
+        "CONTAINS_B_NOT_C": LanguageTask(
+            "CONTAINS_B_NOT_C",
+            CONTAINS_B_NOT_C,
+            "tokens",
+            False,
+            "no positional information is needed: a c outweighs everything once its score exceeds the others' by 1, "
+            "and otherwise a b does (thm-threshold, twice); the six other letters are distractors",
+            {
+                "theta": (0.0, 2.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+                "u": (-1.0, 1.0, -3.0, -1.0, -1.0, -1.0, -1.0, -1.0),
+            },
+        ),
+        "FIRST_LEARNED": LanguageTask(
+            "FIRST_LEARNED",
+            FIRST,
+            "tokens",
+            False,
+            "four learned position scores: once the first position's score s_1 >= 1 leads the others', position 1 "
+            "outweighs the rest of the word as with the marker (prop-first); the model is not told that it is "
+            "position 1, among the first four, that matters",
+            {"theta": (0.0, 0.0), "s": (2.0, 0.0, 0.0, 0.0), "u": (-1.0, 1.0)},
+            learned_positions=4,
+        ),
         "PARITY": LanguageTask(
             "PARITY",
             PARITY,
@@ -122,4 +191,5 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
         ),
     }
 )
-"""The tasks of the chapter: four star-free languages and the non-star-free control PARITY."""
+"""The tasks of the chapter: six star-free language tasks (the last two add distractors, and learned
+positional information) and the non-star-free control PARITY."""

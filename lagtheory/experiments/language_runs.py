@@ -5,17 +5,20 @@ or -1 with probability 1/2, the length n uniform on the lengths in
 1..max_train_length at which the class of y is non-empty, and the word uniform
 among the words of length n with label y
 (:func:`lagtheory.experiments.word_sampling.labelled_words`). Training and
-testing read a word through its feature counts (exact: the model is
-permutation invariant apart from the marked position 1). The loss is the
-exact logistic loss (:func:`lagtheory.losses.logistic_loss`).
+testing read a word through its feature counts and the features of the
+positions that carry their own learned score (exact: the model is
+permutation invariant apart from those). The loss is the exact logistic loss
+(:func:`lagtheory.losses.logistic_loss`).
 
-Evaluation: the accuracy on fresh random words (balanced classes, one fixed
-test seed) at each test length, the protocol of Deletang et al. (2023); and
-the exact worst case over *every* word at each horizon length up to 1e12
+Evaluation: the accuracy and the logistic loss on fresh random words
+(balanced classes, one fixed test seed) at each test length, the protocol of
+Deletang et al. (2023); and the exact worst case over *every* word at each
+horizon length up to 1e12
 (:func:`lagtheory.experiments.worst_case.verified_horizons`): the horizon is
 the largest checked length up to which every word of every checked length is
 right, and a run *recognises* the language when that is the largest checked
-length.
+length. A run whose parameters are not finite (it diverged) recognises
+nothing and has horizon 0.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer
 from lagtheory.losses import logistic_loss
-from lagtheory.model import linear_readout, pooled_from_counts
+from lagtheory.model import linear_readout, pooled_from_counts, pooled_with_prefix
 
 from .engine import TrainingConfig, seed_rng
 from .language_catalogue import LanguageTask
@@ -75,23 +78,24 @@ LANGUAGE_TRAINING = TrainingConfig(
 @dataclass(frozen=True)
 class CountStream:
     """Training batches of several seeds as feature counts: ``counts`` (seeds, steps, batch, d),
-    ``first`` (seeds, steps, batch) position 1's feature, ``labels`` (seeds, steps, batch) +-1."""
+    ``prefix`` (seeds, steps, batch, P) the features of the P positions with their own score (-1
+    past a word's end), ``labels`` (seeds, steps, batch) +-1."""
 
     counts: torch.Tensor
-    first: torch.Tensor
+    prefix: torch.Tensor
     labels: torch.Tensor
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(counts, first, labels) of step ``step``, leading seed dimension."""
-        return self.counts[:, step], self.first[:, step], self.labels[:, step]
+        """(counts, prefix, labels) of step ``step``, leading seed dimension."""
+        return self.counts[:, step], self.prefix[:, step], self.labels[:, step]
 
 
 class LanguageRuns:
     """One language task (catalogue entry) under a :class:`LanguageSetting`, as an engine task.
 
     Parameters: ``u`` (d,) the readout (output group), ``theta`` (d,) the
-    attention scores and, with the marker, ``s`` () the position-1 score
-    (attention group).
+    attention scores and, with the marker, ``s`` () the position-1 score, or
+    with P learned position scores ``s`` (P,) (attention group).
     """
 
     def __init__(self, task: LanguageTask, setting: LanguageSetting = LanguageSetting()) -> None:
@@ -99,11 +103,12 @@ class LanguageRuns:
             raise TypeError(f"task must be a LanguageTask, got {type(task).__name__}")
         self.task, self.setting, self.name = task, setting, task.name
         self._tests: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        self._stream: tuple[tuple[tuple[int, ...], int, int], CountStream] | None = None
 
     def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
         shapes = {"u": ((self.task.vocab_size,), "output"), "theta": ((self.task.vocab_size,), "attention")}
-        if self.task.first_position_marker:
-            shapes["s"] = ((), "attention")
+        if self.task.position_scores:
+            shapes["s"] = ((() if self.task.first_position_marker else (self.task.position_scores,)), "attention")
         return shapes
 
     def preset_attention(self) -> Mapping[str, torch.Tensor]:
@@ -111,43 +116,54 @@ class LanguageRuns:
         if self.task.witness is None:
             raise ValueError(f"{self.name} has no witness, so no preset attention")
         preset = {"theta": torch.tensor(self.task.witness["theta"], dtype=torch.float64)}
-        if self.task.first_position_marker:
-            preset["s"] = torch.tensor(float(self.task.witness["s"]), dtype=torch.float64)
+        if self.task.position_scores:
+            preset["s"] = torch.tensor(self.task.witness["s"], dtype=torch.float64)
         return preset
 
     def words_to_counts(self, words: NDArray, lengths: NDArray) -> tuple[NDArray, NDArray]:
-        """Padded words -> (feature counts (rows, d), feature of position 1 (rows,))."""
-        ids = padded_feature_ids(words, lengths, self.task.features)
-        return feature_counts(ids, self.task.vocab_size), ids[:, 0]
+        """Padded words -> (feature counts (rows, d), features of the positions with their own score
+        (rows, P), -1 past a word's end)."""
+        ids = padded_feature_ids(words, lengths, self.task.features, self.task.alphabet_size)
+        return feature_counts(ids, self.task.vocab_size), ids[:, : self.task.position_scores]
 
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> CountStream:
-        """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into words and counts in one vectorised pass."""
+        """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into words and counts in one vectorised pass
+        (the last stream is kept, for the next run on the same seeds)."""
+        key = (tuple(seeds), steps, batch_size)
+        if self._stream is not None and self._stream[0] == key:
+            return self._stream[1]
         width = self.setting.max_train_length + 2
         uniforms = np.concatenate([seed_rng(seed, 1).random((steps * batch_size, width)) for seed in seeds])
         labels, lengths, words = labelled_words(self.task.dfa, self.setting.max_train_length, uniforms)
-        counts, first = self.words_to_counts(words, lengths)
+        counts, prefix = self.words_to_counts(words, lengths)
         shape = (len(seeds), steps, batch_size)
-        return CountStream(
+        stream = CountStream(
             counts=torch.from_numpy(counts.reshape(*shape, -1)),
-            first=torch.from_numpy(first.reshape(shape)),
+            prefix=torch.from_numpy(prefix.reshape(*shape, prefix.shape[-1])),
             labels=torch.from_numpy(labels.reshape(shape).astype(np.float64)),
         )
+        self._stream = (key, stream)
+        return stream
 
-    def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+    def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
         """The model output f of every model on every word (``forward_counts`` with leading model dimensions)."""
-        marker = params["s"] if self.task.first_position_marker else None
-        h = pooled_from_counts(params["theta"], marker, counts, first if marker is not None else None, "log")
+        if not self.task.position_scores:
+            h = pooled_from_counts(params["theta"], None, counts, None, "log")
+        else:
+            scores = params["s"].unsqueeze(-1) if self.task.first_position_marker else params["s"]
+            h = pooled_with_prefix(params["theta"], scores, counts, prefix, "log")
         return linear_readout(params["u"], h)
 
     def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        counts, first, labels = batch
-        return logistic_loss(labels * self.outputs(params, counts, first)).mean(dim=-1)
+        counts, prefix, labels = batch
+        return logistic_loss(labels * self.outputs(params, counts, prefix)).mean(dim=-1)
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
         return {}
 
     def test_words(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(counts (lengths, 2 per_class, d), first, labels) of the balanced test words, from ``test_seed``."""
+        """(counts (lengths, 2 per_class, d), prefix features (lengths, 2 per_class, P), labels) of the
+        balanced test words, from ``test_seed``."""
         if self._tests is None:
             rng = np.random.default_rng(self.setting.test_seed)
             per_class = self.setting.test_per_class
@@ -169,21 +185,37 @@ class LanguageRuns:
 
     def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
         """``accuracy`` (..., test lengths) on random words, ``accuracy_above_training`` its mean over the test
-        lengths above the training range, ``horizon`` and ``recognised`` from the exact worst case."""
-        counts, first, labels = self.test_words()
+        lengths above the training range, ``test_loss`` the mean logistic loss on the test words above the
+        training range and ``zero_loss`` that of the prediction 0 (log 2), ``horizon`` and ``recognised``
+        from the exact worst case (0 and False for parameters that are not finite)."""
+        counts, prefix, labels = self.test_words()
         tests = len(self.setting.test_lengths)
-        outputs = self.outputs(params, counts.reshape(-1, counts.shape[-1]), first.reshape(-1))  # (..., words)
-        correct = (labels.reshape(-1) * outputs > 0).to(torch.float64)
-        accuracy = correct.reshape(*outputs.shape[:-1], tests, -1).mean(dim=-1).numpy()
+        words = counts.shape[0] * counts.shape[1]
+        outputs = self.outputs(params, counts.reshape(words, -1), prefix.reshape(words, prefix.shape[-1]))
+        margins = (labels.reshape(-1) * outputs).reshape(*outputs.shape[:-1], tests, -1)
+        accuracy = (margins > 0).to(torch.float64).mean(dim=-1).numpy()
+        losses = logistic_loss(margins).mean(dim=-1).numpy()
         above = np.array(self.setting.test_lengths) > self.setting.max_train_length
         lead = params["theta"].shape[:-1]
-        theta = params["theta"].reshape(-1, self.task.vocab_size).numpy()
-        u = params["u"].reshape(-1, self.task.vocab_size).numpy()
-        s = params["s"].reshape(-1).numpy() if self.task.first_position_marker else None
-        horizon = verified_horizons(self.task, theta, u, s, self.setting.horizon_lengths).reshape(lead)
+        d = self.task.vocab_size
+        theta = params["theta"].reshape(-1, d).numpy()
+        u = params["u"].reshape(-1, d).numpy()
+        s = params["s"].reshape(theta.shape[0], -1).numpy() if self.task.position_scores else None
+        finite = np.isfinite(theta).all(axis=1) & np.isfinite(u).all(axis=1)
+        if s is not None:
+            finite &= np.isfinite(s).all(axis=1)
+        horizon = np.zeros(theta.shape[0], dtype=np.int64)
+        if finite.any():
+            scores = None if s is None else s[finite] if not self.task.first_position_marker else s[finite, 0]
+            horizon[finite] = verified_horizons(
+                self.task, theta[finite], u[finite], scores, self.setting.horizon_lengths
+            )
+        horizon = horizon.reshape(lead)
         return {
             "accuracy": accuracy,
             "accuracy_above_training": accuracy[..., above].mean(axis=-1),
+            "test_loss": losses[..., above].mean(axis=-1),
+            "zero_loss": np.full(lead, float(np.log(2.0))),
             "horizon": horizon,
             "recognised": horizon == self.setting.horizon_lengths[-1],
         }

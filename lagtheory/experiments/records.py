@@ -1,23 +1,30 @@
 """The per-seed records of the empirical chapters: ``book/data/summary_<study>.json``.
 
-A record holds, for every cell of a study, every seed's value of every
-quantity for every schedule, so anyone can re-analyse the runs paired:
+A record holds, for every cell of a study, every seed's value of every stored
+quantity for every schedule of the cell, so anyone can re-analyse the runs
+paired:
 
-    {"format": "lagtheory-study-1", "study", "description", "metric", "primary",
-     "higher_is_better", "binary", "margin", "margin_rule",
+    {"format": "lagtheory-study-2", "study", "description", "metric", "primary",
+     "higher_is_better", "binary", "margin", "margin_rule", "seeds_rule",
+     "design": the constants of the sweep (scales, ratios, centre, budgets, ...),
      "versions": {"lagtheory", "torch", "numpy", "scipy", "python"},
-     "command": how the file was written, "seeds": [...], "schedules": [...],
-     "cells": {name: {"configuration": {"cell", "setting", "training"},
+     "command": how the file was written, "seeds": [...],
+     "calibration": {task: {optimiser: the base-rate calibration}},
+     "seconds": {task: wall time of its calibration and sweep, for information},
+     "cells": {name: {"configuration": {"cell", "task", "optimiser", "sweep", "level",
+                                        "schedules", "setting", "training"},
                       "values": {quantity: {schedule: [one entry per seed]}},
                       "curves": {quantity: {schedule: [mean over seeds per step]}}}}}
 
 Per-seed values are stored at full float64 precision (JSON's shortest
-round-trip repr), curves (for figures only) with 6 significant digits.
+round-trip repr, NaN as null), curves (for figures only, centre cells only)
+with 6 significant digits.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import platform
 from collections.abc import Mapping, Sequence
 from importlib import metadata
@@ -29,9 +36,24 @@ from numpy.typing import NDArray
 
 from .engine import json_ready
 from .paired import Comparison, compare
-from .studies import Cell, Study, cell_configuration, cell_values, curves
+from .studies import (
+    ATTENTION_INITS,
+    BASE_RATE_FACTORS,
+    BUDGETS,
+    CENTRE,
+    MAIN_SCHEDULES,
+    RATE_GRIDS,
+    RATIOS,
+    READOUT_SCALES,
+    Cell,
+    Study,
+    cell_configuration,
+    cell_values,
+    curves,
+    is_centre,
+)
 
-FORMAT = "lagtheory-study-1"
+FORMAT = "lagtheory-study-2"
 
 
 def versions() -> dict[str, str]:
@@ -49,28 +71,56 @@ def _rounded(values: NDArray[np.float64], digits: int = 6) -> list:
     return [float(f"{value:.{digits}g}") if np.isfinite(value) else None for value in np.asarray(values).ravel()]
 
 
+def _stored(value: Any) -> Any:
+    """JSON-ready, with non-finite floats as None (JSON has no NaN)."""
+    value = json_ready(value)
+    if isinstance(value, list):
+        return [_stored(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def design_constants() -> dict[str, Any]:
+    """The constants of the sweep (:mod:`lagtheory.experiments.studies`), as stored in a record."""
+    return {
+        "readout_scales": list(READOUT_SCALES),
+        "ratios": list(RATIOS),
+        "centre": list(CENTRE),
+        "main_schedules": list(MAIN_SCHEDULES),
+        "budgets": list(BUDGETS),
+        "base_rate_factors": list(BASE_RATE_FACTORS),
+        "attention_inits": list(ATTENTION_INITS),
+        "rate_grids": {optimiser: list(grid) for optimiser, grid in RATE_GRIDS.items()},
+    }
+
+
 def study_record(
     the_study: Study,
+    calibrations: Mapping[str, Mapping[str, Any]],
     results: Mapping[str, tuple[Cell, Any]],
-    schedules: Sequence[str],
     seeds: Sequence[int],
     command: str,
+    seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The record of a study's runs (module docstring); ``results`` from :func:`lagtheory.experiments.studies.run_cells`."""
+    """The record of a study's runs (module docstring); ``results`` from
+    :func:`lagtheory.experiments.studies.run_cells` (all tasks and optimisers merged); ``seconds`` the
+    wall time of each task (calibration and sweep), kept for information (it depends on the machine)."""
     cells = {}
     for name, (cell, result) in results.items():
-        values = cell_values(the_study, result, cell.training)
+        values = cell_values(result, cell)
         cells[name] = {
             "configuration": cell_configuration(cell),
             "values": {
-                quantity: {schedule: json_ready(array[k]) for k, schedule in enumerate(schedules)}
+                quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
                 for quantity, array in values.items()
             },
-            "curves": {
-                quantity: {schedule: _rounded(array[k]) for k, schedule in enumerate(schedules)}
-                for quantity, array in curves(result).items()
-            },
         }
+        if is_centre(cell):
+            cells[name]["curves"] = {
+                quantity: {schedule: _rounded(array[k]) for k, schedule in enumerate(cell.schedules)}
+                for quantity, array in curves(result).items()
+            }
     return {
         "format": FORMAT,
         "study": the_study.name,
@@ -81,10 +131,13 @@ def study_record(
         "binary": the_study.binary,
         "margin": the_study.margin,
         "margin_rule": the_study.margin_rule,
+        "seeds_rule": the_study.seeds_rule,
+        "design": design_constants(),
         "versions": versions(),
         "command": command,
         "seeds": list(seeds),
-        "schedules": list(schedules),
+        "calibration": json_ready(dict(calibrations)),
+        "seconds": {task: round(value) for task, value in (seconds or {}).items()},
         "cells": cells,
     }
 
@@ -113,24 +166,40 @@ def validate_record(record: Any, name: str) -> None:
         ("binary", bool),
         ("margin", float),
         ("seeds", list),
-        ("schedules", list),
         ("cells", Mapping),
+        ("calibration", Mapping),
         ("versions", Mapping),
     ):
         if not isinstance(record.get(key), kind):
             raise ValueError(f"{name} must have a field {key!r} of type {kind.__name__}")
     seeds = len(record["seeds"])
     for cell, content in record["cells"].items():
+        schedules = content.get("configuration", {}).get("schedules")
         primary = content.get("values", {}).get(record["primary"])
-        if not isinstance(primary, Mapping) or set(primary) != set(record["schedules"]):
-            raise ValueError(f"{name}: cell {cell!r} must hold the primary metric for every schedule")
+        if not isinstance(primary, Mapping) or not isinstance(schedules, list) or set(primary) != set(schedules):
+            raise ValueError(f"{name}: cell {cell!r} must hold the primary metric for every schedule of the cell")
         if any(len(values) != seeds for values in primary.values()):
             raise ValueError(f"{name}: cell {cell!r} must hold one primary value per seed")
 
 
 def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str) -> NDArray:
-    """The stored per-seed values of one quantity of one schedule in one cell, as an array (seeds, ...)."""
-    return np.array(record["cells"][cell]["values"][quantity][schedule])
+    """The stored per-seed values of one quantity of one schedule in one cell, as an array (seeds, ...);
+    None (a non-finite value) becomes NaN."""
+    values = record["cells"][cell]["values"][quantity][schedule]
+    array = np.array(values, dtype=object)
+    if array.dtype == object and any(v is None for v in np.ravel(array)):
+        return np.array(np.where(array == None, np.nan, array), dtype=np.float64)  # noqa: E711
+    return np.array(values)
+
+
+def cells_where(record: Mapping[str, Any], **conditions: Any) -> list[str]:
+    """The names of the cells whose configuration has every ``key=value`` of ``conditions``
+    (task, optimiser, sweep, level), in the record's order."""
+    return [
+        name
+        for name, content in record["cells"].items()
+        if all(content["configuration"][key] == value for key, value in conditions.items())
+    ]
 
 
 def mismatches(
@@ -143,17 +212,19 @@ def mismatches(
 ) -> list[str]:
     """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.studies.rerun`) of some
     schedules and seeds with the record: the quantities that differ beyond relative tolerance ``rtol``
-    (and by 1e-12 absolutely; exactly for booleans and integers)."""
+    (and by 1e-12 absolutely; exactly for booleans and integers; NaN equals NaN)."""
     index = [record["seeds"].index(seed) for seed in seeds]
     found = []
     for quantity, fresh in values.items():
         for k, schedule in enumerate(schedules):
             stored = per_seed(record, cell, quantity, schedule)[index]
             now = np.asarray(fresh[k])
-            if stored.dtype.kind in "biu" or now.dtype.kind in "biu":
+            if stored.dtype.kind in "biu" and now.dtype.kind in "biu":
                 same = np.array_equal(stored, now)
             else:
-                same = np.allclose(stored, now, rtol=rtol, atol=1e-12, equal_nan=True)
+                same = np.allclose(
+                    stored.astype(np.float64), now.astype(np.float64), rtol=rtol, atol=1e-12, equal_nan=True
+                )
             if not same:
                 found.append(f"{quantity} of {schedule}")
     return found
@@ -163,9 +234,14 @@ def comparisons(
     record: Mapping[str, Any], schedule: str, baseline: str = "joint", cells: Sequence[str] | None = None
 ) -> list[Comparison]:
     """The unadjusted paired comparison (:func:`lagtheory.experiments.paired.compare`) of ``schedule`` against
-    ``baseline`` on the primary metric, one per cell (all cells by default); adjust them together with
-    :func:`lagtheory.experiments.paired.compare_family`."""
-    names = list(record["cells"]) if cells is None else list(cells)
+    ``baseline`` on the primary metric, one per cell (all cells that run both, by default); adjust them
+    together with :func:`lagtheory.experiments.paired.compare_family`."""
+    if cells is None:
+        cells = [
+            name
+            for name, content in record["cells"].items()
+            if {schedule, baseline} <= set(content["configuration"]["schedules"])
+        ]
     return [
         compare(
             f"{cell}: {schedule} vs {baseline}",
@@ -175,5 +251,5 @@ def comparisons(
             record["margin"],
             binary=record["binary"],
         )
-        for cell in names
+        for cell in cells
     ]

@@ -2,8 +2,11 @@
 
     python -m lagtheory.experiments.run languages|regression|icl [--seeds 30] [--output PATH]
 
-writes ``book/data/summary_<study>.json`` (:mod:`lagtheory.experiments.records`)
-with a progress bar over the training steps of all cells. Set the number of
+calibrates the base rates and runs every cell of the study
+(:func:`lagtheory.experiments.studies.run_study`), printing the time each task
+took, and writes ``book/data/summary_<study>.json``
+(:mod:`lagtheory.experiments.records`), with a progress bar over the engine
+steps of all calibration and sweep runs. Set the number of
 torch threads with ``--threads`` (default 1, the setting of the chapters).
 """
 
@@ -16,10 +19,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from lagtheory.schedules import SCHEDULE_NAMES
-
 from .records import study_record, write_record
-from .studies import STUDIES, all_total_steps, run_cells
+from .studies import STUDIES, run_study, study_steps
 
 BOOK_DATA = Path(__file__).resolve().parents[2] / "book" / "data"
 
@@ -37,16 +38,17 @@ def main(arguments: list[str] | None = None) -> Path:
     the_study = STUDIES[args.study]
     seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
     output = args.output or BOOK_DATA / f"summary_{the_study.name}.json"
-    total = all_total_steps(the_study.cells, SCHEDULE_NAMES)
     with tqdm(
-        total=total,
-        desc=f"{the_study.name}: {len(the_study.cells)} cells x {len(seeds)} seeds",
+        total=study_steps(the_study),
+        desc=f"{the_study.name}: {len(the_study.tasks)} tasks x 2 optimisers, {len(seeds)} seeds",
         unit="step",
         disable=args.quiet,
     ) as bar:
-        results = run_cells(the_study, the_study.cells, SCHEDULE_NAMES, seeds, bar.update)
+        calibrations, results, seconds = run_study(the_study, seeds, bar.update)
+    for task, value in seconds.items():
+        print(f"{task}: {value:.0f} s (calibration and sweep, both optimisers)", file=sys.stderr)
     command = f"python -m lagtheory.experiments.run {the_study.name} --seeds {len(seeds)}"
-    write_record(study_record(the_study, results, SCHEDULE_NAMES, seeds, command), output)
+    write_record(study_record(the_study, calibrations, results, seeds, command, seconds), output)
     print(f"wrote {output}", file=sys.stderr)
     return output
 

@@ -5,7 +5,7 @@ regression (:mod:`lagtheory.experiments.icl`).
 Both draw padded batches of sequences whose sizes (sequence lengths, context
 sizes) are uniform on a training range, train on the squared loss
 ``(prediction - target)^2`` and are tested on fixed held-out batches of single
-sizes far beyond it; a run's score is its test mean squared error averaged
+sizes far beyond it; a run's test loss is its test mean squared error averaged
 over the test sizes above the training range (the protocol of Deletang et
 al., ICLR 2023). :class:`SequenceRegression` implements the engine task
 (:mod:`lagtheory.experiments.engine`) once for both: a subclass supplies the
@@ -107,7 +107,8 @@ class SeedStream:
             shape = (STREAM_CHUNK, self.batch_size)
             self.chunk = self.task.sample(self.generators, shape, setting.train_min, setting.train_max)
         kind = type(self.chunk)
-        return kind(**{f.name: getattr(self.chunk, f.name)[:, offset] for f in dataclasses.fields(kind)})
+        fields = {f.name: getattr(self.chunk, f.name) for f in dataclasses.fields(kind)}
+        return kind(**{name: None if value is None else value[:, offset] for name, value in fields.items()})
 
 
 class SequenceRegression:
@@ -153,8 +154,9 @@ class SequenceRegression:
         return self._tests
 
     def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
-        """``test_errors`` (..., test sizes) the mean squared error on each held-out batch, and ``score`` their
-        mean over the test sizes above the training range. Evaluated one schedule at a time (memory)."""
+        """``test_errors`` (..., test sizes) the mean squared error on each held-out batch, ``test_loss`` their
+        mean over the test sizes above the training range, and ``zero_loss`` the same mean for the prediction
+        0 (the mean square of the targets). Evaluated one row of the leading dimension at a time (memory)."""
         leading = next(iter(params.values())).shape[0]
         errors = []
         for row in range(leading):
@@ -163,4 +165,16 @@ class SequenceRegression:
                 [((self.predict(one, batch) - self.target(batch)) ** 2).mean(dim=-1) for batch in self.test_batches()]
             )
         test_errors = torch.stack([torch.stack(row, dim=-1) for row in errors]).numpy()
-        return {"test_errors": test_errors, "score": test_errors[..., self.setting.above_training].mean(axis=-1)}
+        above = self.setting.above_training
+        zero = np.mean(
+            [
+                float((self.target(batch) ** 2).mean())
+                for batch, big in zip(self.test_batches(), above, strict=True)
+                if big
+            ]
+        )
+        return {
+            "test_errors": test_errors,
+            "test_loss": test_errors[..., above].mean(axis=-1),
+            "zero_loss": np.full(test_errors.shape[:-1], zero),
+        }

@@ -1,15 +1,18 @@
 """Uniform sampling of the words of a regular language (or of its complement)
 of a given length, vectorised over many words of different lengths.
 
-A DFA over {a, b} (symbols a = 0, b = 1) is turned into its transition table,
-and N_j(q), the number of words of length j that lead from state q into the
-class of the label (accepting states for y = +1, rejecting for y = -1), is
-tabulated in log space, N_0(q) = [q in the class] and
-N_j(q) = N_(j-1)(delta(q, a)) + N_(j-1)(delta(q, b)). A word of length n is
-drawn left to right: in state q with j + 1 symbols still to write, b is chosen
-with probability N_j(delta(q, b)) / N_(j+1)(q), which makes every word of the
-class equally likely. One uniform number per position decides each symbol,
-so a block of uniforms (drawn from one seed's generator) fixes the words.
+A DFA over an alphabet of k letters (symbols 0, ..., k - 1 in the order of
+``dfa.alphabet``; a = 0, b = 1 over {a, b}) is turned into its transition
+table, and N_j(q), the number of words of length j that lead from state q
+into the class of the label (accepting states for y = +1, rejecting for
+y = -1), is tabulated in log space, N_0(q) = [q in the class] and
+N_j(q) = sum_sigma N_(j-1)(delta(q, sigma)). A word of length n is drawn left
+to right: in state q with j + 1 symbols still to write, sigma is chosen with
+probability N_j(delta(q, sigma)) / N_(j+1)(q), which makes every word of the
+class equally likely. One uniform number u per position decides each symbol:
+the symbols are taken from the last to the first, and the first whose
+cumulative probability exceeds u is chosen (over {a, b}: b if u < P(b)). So a
+block of uniforms (drawn from one seed's generator) fixes the words.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from lagtheory.dfa import DFA
 
 
 def transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool_]]:
-    """(delta as an int array (states, 2), start index, accepting mask) with symbols a = 0, b = 1."""
-    if tuple(dfa.alphabet) != ("a", "b"):
-        raise ValueError(f"dfa must have the alphabet ('a', 'b'), got {dfa.alphabet!r}")
+    """(delta as an int array (states, k), start index, accepting mask), with the symbols numbered in
+    the order of ``dfa.alphabet`` (which must have at least two symbols)."""
+    if not isinstance(dfa, DFA) or len(dfa.alphabet) < 2:
+        raise ValueError(f"dfa must be a DFA with an alphabet of at least 2 symbols, got {dfa!r}")
     index = {state: i for i, state in enumerate(dfa.states)}
-    delta = np.array([[index[dfa.transitions[(state, symbol)]] for symbol in ("a", "b")] for state in dfa.states])
+    delta = np.array([[index[dfa.transitions[(state, symbol)]] for symbol in dfa.alphabet] for state in dfa.states])
     accepting = np.array([state in dfa.accepting for state in dfa.states])
     return delta, index[dfa.start], accepting
 
@@ -47,7 +51,7 @@ def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
     table = np.full((length + 1, len(dfa.states)), -np.inf)
     table[0, target] = 0.0
     for j in range(1, length + 1):
-        table[j] = np.logaddexp(table[j - 1, delta[:, 0]], table[j - 1, delta[:, 1]])
+        table[j] = np.logaddexp.reduce(table[j - 1, delta], axis=1)
     return table
 
 
@@ -94,14 +98,22 @@ def sample_words(
         )
     words = np.zeros(uniforms.shape, dtype=np.int64)
     state = np.full(lengths.size, start)
+    symbols_last_first = np.arange(delta.shape[1])[::-1]
     for position in range(width):
         active = position < lengths
         remaining = np.maximum(lengths - position - 1, 0)
-        log_a = tables[which, remaining, delta[state, 0]]
-        log_b = tables[which, remaining, delta[state, 1]]
+        log_next = tables[which[:, None], remaining[:, None], delta[state][:, ::-1]]  # (rows, k), last symbol first
         with np.errstate(invalid="ignore"):
-            probability_b = np.exp(log_b - np.logaddexp(log_a, log_b))
-        symbols = np.where(active, (uniforms[:, position] < probability_b).astype(np.int64), 0)
+            probability = np.exp(log_next - np.logaddexp.reduce(log_next, axis=1, keepdims=True))
+        probability = np.where(active[:, None], probability, 0.0)
+        below = np.cumsum(probability, axis=1) > uniforms[:, position, None]
+        possible = probability > 0
+        # the first symbol (last to first) whose cumulative probability exceeds u; rounding can leave
+        # none, and then the last symbol of positive probability is taken
+        choice = np.where(
+            below.any(axis=1), below.argmax(axis=1), possible.shape[1] - 1 - possible[:, ::-1].argmax(axis=1)
+        )
+        symbols = np.where(active, symbols_last_first[choice], 0)
         words[:, position] = symbols
         state = np.where(active, delta[state, symbols], state)
     return words

@@ -4,13 +4,16 @@
 For a linear-readout model of a task (:mod:`lagtheory.experiments.language_catalogue`)
 and a word x of length n with label y,
 
-    y f(x) Z(x) = sum_i y u_(v_i) n^(theta_(v_i) + s [i = 1]),   Z(x) = sum_i n^(score_i) > 0,
+    y f(x) Z(x) = sum_i y u_(v_i) n^(theta_(v_i) + s_i),   Z(x) = sum_i n^(score_i) > 0,
 
-with v_i the feature of position i (``eq-attention``, ``eq-readout``), so every
-word of length n with label y is right iff the minimum over those words of
-this sum of per-position costs is > 0. The words of a regular class are the
-paths of n steps through the product of the DFA with the previous symbol, so
-the minimum is a shortest path, computed by min-plus matrix powers (repeated
+with v_i the feature of position i and s_i the learned score of position i
+(the marker s on position 1, or the learned scores of the first P
+positions; 0 elsewhere) (``eq-attention``, ``eq-readout``), so every word of
+length n with label y is right iff the minimum over those words of this sum
+of per-position costs is > 0. The first Q = max(P, 1) positions are
+enumerated; the rest of a word is a path of n - Q steps through the product
+of the DFA with the previous symbol (the DFA alone for token features), so
+its minimum is a shortest path, computed by min-plus matrix powers (repeated
 squaring, about log2 n products), exactly as the sum would be in float64 but
 without its range limits: every number is kept as a sign and the logarithm of
 its magnitude ("signed log space"), so n^theta with theta log n far beyond
@@ -23,6 +26,7 @@ addition, as in the plain sum.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,20 +54,24 @@ class SignedLog:
 
 
 def _add(sa: NDArray, la: NDArray, sb: NDArray, lb: NDArray) -> tuple[NDArray, NDArray]:
-    """Sum of two signed-log arrays (broadcasting); +infinity absorbs."""
+    """Sum of two signed-log arrays (broadcasting); +infinity absorbs.
+
+    With h the larger magnitude and l the smaller, the sum is sign_h e^h (1 + sign_h sign_l e^(l - h)):
+    magnitude h + log1p(sign_a sign_b e^(l - h)), the sign of the larger (0 when the sum cancels
+    exactly). Where both are infinite of the same kind (l - h undefined) the sum is the larger."""
     a_larger = la >= lb
-    high = np.maximum(la, lb)
-    low = np.minimum(la, lb)
-    sign_high = np.where(a_larger, sa, sb)
-    sign_low = np.where(a_larger, sb, sa)
+    high = np.where(a_larger, la, lb)
+    sign = np.where(a_larger, sa, sb)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.exp(low - high)
-        magnitude = high + np.log1p(np.where(sign_high * sign_low >= 0, ratio, -ratio))
-    infinite = np.isposinf(high)
-    magnitude[np.isneginf(high)] = -np.inf  # both zero
-    magnitude[infinite] = np.inf
-    sign = np.where(np.isneginf(magnitude), 0.0, np.where(sign_high == 0, sign_low, sign_high))
-    sign[infinite] = 1.0
+        ratio = np.minimum(la, lb)
+        ratio -= high
+        np.exp(ratio, out=ratio)
+        ratio *= sa * sb
+        magnitude = np.log1p(ratio, out=ratio)
+        magnitude += high
+    undefined = np.isnan(magnitude)
+    magnitude[undefined] = high[undefined]
+    sign = np.where(magnitude == -np.inf, 0.0, sign)
     return sign, magnitude
 
 
@@ -132,8 +140,32 @@ def _closure(start: set[int], edges: list[tuple[int, int]]) -> set[int]:
     return seen
 
 
-def _feature(features: str, previous: int, symbol: int) -> int:
-    return symbol if features == "tokens" else 2 * previous + symbol
+def _feature(features: str, alphabet_size: int, previous: int, symbol: int) -> int:
+    return symbol if features == "tokens" else alphabet_size * previous + symbol
+
+
+def position_scores(task: LanguageTask, s: ArrayLike | None, models: int) -> NDArray[np.float64]:
+    """The learned scores of the first Q = max(P, 1) positions of every model, shape (models, Q):
+    0 without positional scores, the marker ``s`` (models,) or a number, or the P learned scores
+    ``s`` (models, P) or (P,)."""
+    count = task.position_scores
+    if count == 0:
+        return np.zeros((models, 1))
+    if s is None:
+        raise ValueError("s (the position scores) is required for a task with the marker or learned positions")
+    s = np.asarray(s, dtype=np.float64)
+    if count == 1:
+        return np.broadcast_to(s.reshape(-1) if s.ndim else s, (models,))[:, None].copy()
+    if s.shape[-1:] != (count,):
+        raise ValueError(f"s must have shape (models, {count}) or ({count},) for {task.name}, got {s.shape}")
+    return np.broadcast_to(s, (models, count)).copy()
+
+
+def _signed_sum(terms: list[tuple[NDArray, NDArray]]) -> tuple[NDArray, NDArray]:
+    total = terms[0]
+    for term in terms[1:]:
+        total = _add(*total, *term)
+    return total
 
 
 def worst_case(
@@ -141,80 +173,122 @@ def worst_case(
 ) -> SignedLog:
     """For each model, length n and label y: min over the words x of length n with label y of
     y f(x) Z(x) (module docstring), shape (models, lengths, 2), columns y = +1, -1; +infinity
-    where the class is empty. ``theta``, ``u`` (models, d) or (d,), ``s`` (models,) or a number
-    (the marker score; None or ignored without the marker). Every word of length n with label y
-    is right iff the entry is > 0."""
+    where the class is empty. ``theta``, ``u`` (models, d) or (d,); ``s`` the position scores
+    (:func:`position_scores`; None or ignored without them). Every word of length n with label y
+    is right iff the entry is > 0.
+
+    The first Q = max(P, 1) positions (P the task's position scores) are enumerated word by word
+    (k^Q prefixes); the rest of the word is the min-plus power of the step matrix of the product of
+    the DFA with the last symbol (with the DFA alone for token features, whose cost does not
+    depend on the previous symbol), from the state the prefix leads to. Words shorter than Q are
+    enumerated whole.
+    """
     theta = np.atleast_2d(np.asarray(theta, dtype=np.float64))
     u = np.atleast_2d(np.asarray(u, dtype=np.float64))
     if theta.shape != u.shape or theta.shape[1] != task.vocab_size:
         raise ValueError(f"theta and u must have shape (models, {task.vocab_size}) or ({task.vocab_size},)")
-    models = theta.shape[0]
-    marker = np.zeros(models)
-    if task.first_position_marker:
-        if s is None:
-            raise ValueError("s (the first-position score) is required for a task with the marker")
-        marker = np.broadcast_to(np.asarray(s, dtype=np.float64), (models,))
-    if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(u)) and np.all(np.isfinite(marker))):
+    models, d = theta.shape
+    positions = position_scores(task, s, models)
+    if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(u)) and np.all(np.isfinite(positions))):
         raise ValueError("theta, u and s must be finite")
     lengths_array = np.asarray(lengths, dtype=np.int64)
     if lengths_array.ndim != 1 or lengths_array.size == 0 or np.any(lengths_array < 1):
         raise ValueError(f"lengths must be a non-empty sequence of whole numbers >= 1, got {lengths!r}")
     delta, start, accepting = transition_table(task.dfa)
-    states = len(task.dfa.states)
+    k, states, prefix_length = task.alphabet_size, len(task.dfa.states), positions.shape[1]
+    memory = 1 if task.features == "tokens" else k  # the product state remembers the last symbol for bigrams
+    cyclic = task.features == "cyclic-bigram"
     log_n = np.log(lengths_array.astype(np.float64))
-    # per (model, length): log n^theta_v and the first position's log n^(theta_v + s), shape (models * lengths, d)
-    log_weight = (theta[:, None, :] * log_n[None, :, None]).reshape(-1, task.vocab_size)
-    log_first = ((theta + marker[:, None])[:, None, :] * log_n[None, :, None]).reshape(-1, task.vocab_size)
+    batch = models * lengths_array.size
+    n_of_entry = np.tile(lengths_array, models)
+    # per (model, length): log n^theta_v, and log n^(theta_v + s_i) at the prefix positions i
+    log_weight = (theta[:, None, :] * log_n[None, :, None]).reshape(batch, d)
+    log_prefix = ((theta[:, None, None, :] + positions[:, None, :, None]) * log_n[None, :, None, None]).reshape(
+        batch, prefix_length, d
+    )
     with np.errstate(divide="ignore"):
         log_u = np.repeat(np.log(np.abs(u)), lengths_array.size, axis=0)
     sign_u = np.repeat(np.sign(u), lengths_array.size, axis=0)
-    exponents = np.tile(lengths_array - 1, models)
-    batch = models * lengths_array.size
-    result_sign = np.empty((batch, 2))
-    result_log = np.empty((batch, 2))
-    # the product of the DFA with the last symbol: state 2 q + sigma; one edge per (state, next symbol)
+    exponents = np.maximum(n_of_entry - prefix_length, 0)
+
+    def state_of(q: int, last: int) -> int:
+        return q * memory + (last if memory > 1 else 0)
+
+    def run(word: tuple[int, ...]) -> int:
+        q = start
+        for symbol in word:
+            q = int(delta[q, symbol])
+        return q
+
+    def prefix_cost(word: tuple[int, ...], last: int, label: int, entries: NDArray) -> tuple[NDArray, NDArray]:
+        """Sum over the positions i of ``word`` of y u_v n^(theta_v + s_i), for the chosen entries."""
+        terms = []
+        for i, symbol in enumerate(word):
+            previous = (last if cyclic else word[0]) if i == 0 else word[i - 1]
+            v = _feature(task.features, k, previous, symbol)
+            terms.append((label * sign_u[entries, v], log_u[entries, v] + log_prefix[entries, i, v]))
+        return _signed_sum(terms)
+
     edges = [
-        (2 * q + previous, 2 * delta[q, symbol] + symbol, _feature(task.features, previous, symbol))
+        (state_of(q, previous), state_of(int(delta[q, symbol]), symbol), _feature(task.features, k, previous, symbol))
         for q in range(states)
-        for previous in (0, 1)
-        for symbol in (0, 1)
+        for previous in range(memory)
+        for symbol in range(k)
     ]
-    sources = [2 * delta[start, first_symbol] + first_symbol for first_symbol in (0, 1)]
+    prefixes = list(itertools.product(range(k), repeat=prefix_length))
+    sources = sorted({state_of(run(w), w[-1]) for w in prefixes})
     reachable = _closure(set(sources), [(i, j) for i, j, _ in edges])
+    long = np.flatnonzero(n_of_entry >= prefix_length)
+    result_sign = np.ones((batch, 2))
+    result_log = np.full((batch, 2), np.inf)
     for column, label in enumerate((1, -1)):
         target = accepting if label == 1 else ~accepting
-        ends = {2 * q + last for q in range(states) if target[q] for last in (0, 1)}
-        # keep the product states on some path from a source to an end (the others carry no word)
+        ends = {state_of(q, last) for q in range(states) if target[q] for last in range(memory)}
         keep = sorted(reachable & _closure(ends, [(j, i) for i, j, _ in edges]))
-        best = (np.ones(batch), np.full(batch, np.inf))
-        if keep:
+        best = (np.ones(long.size), np.full(long.size, np.inf))
+        if keep and long.size:
             index = {state: i for i, state in enumerate(keep)}
-            cost = (label * sign_u, log_u + log_weight)
-            first_cost = (label * sign_u, log_u + log_first)
-            # one step matrix per (model, length): the cost of a position i >= 2 with feature v is y u_v n^theta_v
-            step_sign = np.ones((batch, len(keep), len(keep)))
-            step_log = np.full((batch, len(keep), len(keep)), np.inf)
+            # one step matrix per entry: the cheapest edge between two kept states, y u_v n^theta_v
+            candidates: dict[tuple[int, int], list[int]] = {}
             for i, j, v in edges:
                 if i in index and j in index:
-                    step_sign[:, index[i], index[j]] = cost[0][:, v]
-                    step_log[:, index[i], index[j]] = cost[1][:, v]
-            kept_sources = [index.get(source, 0) for source in sources]
-            paths = _rows_of_powers((step_sign, step_log), kept_sources, exponents)
-            for first_symbol in (0, 1):
-                if sources[first_symbol] not in index:
+                    candidates.setdefault((index[i], index[j]), []).append(v)
+            step_sign = np.ones((long.size, len(keep), len(keep)))
+            step_log = np.full((long.size, len(keep), len(keep)), np.inf)
+            for (i, j), features in candidates.items():
+                options = sorted(set(features))
+                cheapest = _minimum(
+                    (label * sign_u[long][:, options]).T,
+                    (log_u[long][:, options] + log_weight[long][:, options]).T,
+                    axis=0,
+                )
+                step_sign[:, i, j], step_log[:, i, j] = cheapest
+            kept_sources = [source for source in sources if source in index]
+            paths = _rows_of_powers((step_sign, step_log), [index[x] for x in kept_sources], exponents[long])
+            row_of = {source: row for row, source in enumerate(kept_sources)}
+            for word in prefixes:
+                source = state_of(run(word), word[-1])
+                if source not in row_of:
                     continue
-                for last_symbol in (0, 1):
-                    columns = [index[2 * q + last_symbol] for q in range(states) if (2 * q + last_symbol) in index]
-                    columns = [c for c in columns if keep[c] in ends]
+                for last in range(k) if cyclic else (None,):
+                    columns = [index[e] for e in keep if e in ends and (last is None or e % memory == last)]
                     if not columns:
                         continue
-                    predecessor = last_symbol if task.features == "cyclic-bigram" else first_symbol
-                    v = _feature(task.features, predecessor, first_symbol)
-                    # at n = 1 the path has no step, so it ends where it starts: last_symbol = first_symbol
-                    end = _minimum(paths[0][:, first_symbol, columns], paths[1][:, first_symbol, columns], axis=1)
-                    total = _add(first_cost[0][:, v], first_cost[1][:, v], *end)
+                    end = _minimum(paths[0][:, row_of[source], columns], paths[1][:, row_of[source], columns], axis=1)
+                    opening = prefix_cost(word, word[-1] if last is None else last, label, long)
+                    total = _add(*opening, *end)
                     best = _minimum(np.stack([best[0], total[0]]), np.stack([best[1], total[1]]), axis=0)
-        result_sign[:, column], result_log[:, column] = best
+        result_sign[long, column], result_log[long, column] = best
+        for n in range(1, prefix_length):  # words shorter than the prefix: every word, whole
+            entries = np.flatnonzero(n_of_entry == n)
+            if entries.size == 0:
+                continue
+            short = (np.ones(entries.size), np.full(entries.size, np.inf))
+            for word in itertools.product(range(k), repeat=n):
+                if target[run(word)]:
+                    total = prefix_cost(word, word[-1], label, entries)
+                    short = _minimum(np.stack([short[0], total[0]]), np.stack([short[1], total[1]]), axis=0)
+            result_sign[entries, column], result_log[entries, column] = short
     shape = (models, lengths_array.size, 2)
     return SignedLog(result_sign.reshape(shape), result_log.reshape(shape))
 
