@@ -1,0 +1,229 @@
+"""The analysis of a study record (:mod:`lagtheory.experiments.records`): the
+pre-registered primary families, the regime map of each task and optimiser,
+and the figures of the empirical chapters.
+
+Every comparison is of one schedule against ``joint`` on the primary metric,
+paired by seed (:func:`lagtheory.experiments.paired.compare`), and every
+verdict comes from :func:`lagtheory.experiments.paired.compare_family` with
+Holm's adjustment over the family the comparison belongs to:
+
+* the *primary* families (:func:`primary`): lag against joint, and
+  three-phase against joint, at the centre of the main grid of every task and
+  optimiser of the record (one family per schedule);
+* the *regime map* of a task, optimiser and schedule (:func:`regime_map`),
+  exploratory: every cell of that task and optimiser that runs the schedule
+  (the main grid and the one-factor sweeps), one family.
+
+The effect shown is ``schedule - joint`` in the metric's own units (for the
+log10 held-out loss: negative means the schedule's held-out loss is lower,
+``10 ** effect`` the ratio of the two geometric-mean losses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import TwoSlopeNorm
+from matplotlib.patches import Rectangle
+from numpy.typing import NDArray
+
+from .paired import Comparison, compare_family, format_p
+from .records import cells_where, comparisons
+from .studies import CENTRE, OPTIMISERS, centre_name, main_level
+
+
+def cell_of(comparison: Comparison) -> str:
+    """The cell name of a comparison made by :func:`lagtheory.experiments.records.comparisons`."""
+    return comparison.name.split(": ")[0]
+
+
+def effect(record: Mapping[str, Any], comparison: Comparison) -> tuple[float, float, float]:
+    """(schedule - joint, and its 95% interval) in the metric's own units (the comparison's mean is
+    oriented so that positive favours the schedule)."""
+    if record["higher_is_better"]:
+        return comparison.mean, comparison.low, comparison.high
+    return -comparison.mean, -comparison.high, -comparison.low
+
+
+def tasks_of(record: Mapping[str, Any]) -> list[str]:
+    """The task names of a record, in the order of its cells."""
+    return list(dict.fromkeys(content["configuration"]["task"] for content in record["cells"].values()))
+
+
+def primary(record: Mapping[str, Any], schedule: str) -> list[Comparison]:
+    """The primary family of ``schedule`` against joint: the centre cell of every task and optimiser."""
+    cells = [centre_name(task, optimiser) for task in tasks_of(record) for optimiser in OPTIMISERS]
+    return compare_family(comparisons(record, schedule, cells=cells))
+
+
+def regime_map(record: Mapping[str, Any], task: str, optimiser: str, schedule: str) -> dict[str, Comparison]:
+    """The exploratory family of ``schedule`` against joint over every cell of the task and optimiser that
+    runs both: cell name -> Holm-adjusted comparison."""
+    cells = [
+        name
+        for name in cells_where(record, task=task, optimiser=optimiser)
+        if schedule in record["cells"][name]["configuration"]["schedules"]
+    ]
+    return {cell_of(c): c for c in compare_family(comparisons(record, schedule, cells=cells))}
+
+
+def grid(record: Mapping[str, Any], family: Mapping[str, Comparison], task: str, optimiser: str) -> dict[str, NDArray]:
+    """The main grid of a regime map as arrays (readout scale x ratio): ``effect``, ``low``, ``high`` and
+    ``verdict`` (strings)."""
+    scales, ratios = record["design"]["readout_scales"], record["design"]["ratios"]
+    arrays = {key: np.full((len(scales), len(ratios)), np.nan) for key in ("effect", "low", "high")}
+    verdicts = np.full((len(scales), len(ratios)), "", dtype=object)
+    for i, scale in enumerate(scales):
+        for j, ratio in enumerate(ratios):
+            comparison = family[f"{task}/{optimiser}/main/{main_level(scale, ratio)}"]
+            arrays["effect"][i, j], arrays["low"][i, j], arrays["high"][i, j] = effect(record, comparison)
+            verdicts[i, j] = comparison.verdict
+    return {**arrays, "verdict": verdicts}
+
+
+def verdict_counts(comparisons_: Sequence[Comparison]) -> dict[str, int]:
+    """How many comparisons have each verdict."""
+    counts = dict.fromkeys(("helps", "hurts", "equivalent", "undetermined"), 0)
+    for comparison in comparisons_:
+        counts[comparison.verdict] += 1
+    return counts
+
+
+def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2) -> str:
+    """A comparison in one line: verdict, effect (schedule - joint) with its 95% interval, the Holm-adjusted
+    p-values of the difference and of equivalence; few digits, so the line holds on any machine."""
+    value, low, high = effect(record, comparison)
+    within = " (within the margin)" if comparison.equivalent and comparison.verdict in ("helps", "hurts") else ""
+    return (
+        f"{comparison.verdict}{within}: {value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}], "
+        f"difference {format_p(comparison.p_difference_adjusted)}, "
+        f"equivalence {format_p(comparison.p_equivalence_adjusted)}"
+    )
+
+
+def regime_summary(record: Mapping[str, Any], family: Mapping[str, Comparison], sweep: str) -> dict[str, list[str]]:
+    """The levels of one sweep of a regime map, by verdict: verdict -> [level, ...]."""
+    found: dict[str, list[str]] = {"helps": [], "hurts": [], "equivalent": [], "undetermined": []}
+    for name, comparison in family.items():
+        configuration = record["cells"][name]["configuration"]
+        if configuration["sweep"] == sweep:
+            found[comparison.verdict].append(configuration["level"])
+    return found
+
+
+# -- figures ---------------------------------------------------------------------------------------
+
+
+def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray], limit: float, title: str) -> Any:
+    """One heat map of schedule - joint over readout scale (rows) and ratio (columns): the effect in colour
+    (blue: the schedule's held-out loss lower), its value written in the cell, a black frame where the
+    95% interval excludes 0, and the Holm verdict as a letter (+ helps, - hurts, = equivalent)."""
+    scales, ratios = record["design"]["readout_scales"], record["design"]["ratios"]
+    norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
+    image = ax.imshow(np.clip(arrays["effect"], -limit, limit), cmap="RdBu_r", norm=norm, origin="lower", aspect="auto")
+    letters = {"helps": "+", "hurts": "\u2212", "equivalent": "=", "undetermined": ""}
+    for i in range(len(scales)):
+        for j in range(len(ratios)):
+            value = arrays["effect"][i, j]
+            strong = abs(value) > 0.6 * limit
+            _ = ax.text(
+                j,
+                i,
+                f"{value:+.2f}{letters[arrays['verdict'][i, j]]}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if strong else "black",
+            )
+            if arrays["low"][i, j] > 0 or arrays["high"][i, j] < 0:
+                _ = ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
+    centre = (scales.index(CENTRE[0]), ratios.index(CENTRE[1]))
+    _ = ax.add_patch(
+        Rectangle((centre[1] - 0.5, centre[0] - 0.5), 1, 1, fill=False, edgecolor="gold", linewidth=2.5, linestyle="--")
+    )
+    _ = ax.set_xticks(range(len(ratios)), [f"{r:g}" for r in ratios], fontsize=8)
+    _ = ax.set_yticks(range(len(scales)), [f"{s:g}" for s in scales], fontsize=8)
+    _ = ax.set_title(title, fontsize=9)
+    return image
+
+
+def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = None) -> plt.Figure:
+    """The heat maps of ``schedule - joint`` for every task (columns) and optimiser (rows) of a record."""
+    tasks = tasks_of(record)
+    arrays = {
+        (task, optimiser): grid(record, regime_map(record, task, optimiser, schedule), task, optimiser)
+        for task in tasks
+        for optimiser in OPTIMISERS
+    }
+    if limit is None:
+        limit = max(0.05, float(np.nanmax([np.nanmax(np.abs(a["effect"])) for a in arrays.values()])))
+    fig, axes = plt.subplots(
+        len(OPTIMISERS), len(tasks), figsize=(2.9 * len(tasks) + 1.2, 5.4), squeeze=False, constrained_layout=True
+    )
+    image = None
+    for column, task in enumerate(tasks):
+        for row, optimiser in enumerate(OPTIMISERS):
+            image = draw_grid(axes[row, column], record, arrays[(task, optimiser)], limit, f"{task}, {optimiser}")
+            if column == 0:
+                _ = axes[row, column].set_ylabel("readout init scale")
+            if row == len(OPTIMISERS) - 1:
+                _ = axes[row, column].set_xlabel("attention/output lr ratio")
+    _ = fig.colorbar(image, ax=axes, shrink=0.8, label=f"{schedule} - joint, log10 held-out loss")
+    return fig
+
+
+def budget_curves(ax: Axes, record: Mapping[str, Any], schedule: str, optimiser: str) -> None:
+    """``schedule - joint`` against the step budget (T/4 .. 4T, the centre at T) for every task, with the
+    95% interval as a band."""
+    budgets = [*record["design"]["budgets"], 1.0]
+    order = np.argsort(budgets)
+    for task in tasks_of(record):
+        family = regime_map(record, task, optimiser, schedule)
+        names = [f"{task}/{optimiser}/budget/T*{factor:g}" for factor in record["design"]["budgets"]]
+        names.append(centre_name(task, optimiser))
+        values = np.array([effect(record, family[name]) for name in names])[order]
+        x = np.array(budgets)[order]
+        (line,) = ax.plot(x, values[:, 0], "o-", label=task, lw=1.5, ms=4)
+        _ = ax.fill_between(x, values[:, 1], values[:, 2], color=line.get_color(), alpha=0.15)
+    _ = ax.axhline(0.0, color="black", lw=0.8)
+    _ = ax.set_xscale("log", base=2)
+    _ = ax.set_xticks([0.25, 0.5, 1, 2, 4], ["T/4", "T/2", "T", "2T", "4T"])
+    _ = ax.set(xlabel="step budget", ylabel=f"{schedule} - joint, log10 held-out loss", title=f"{optimiser}")
+
+
+# -- the chapters' shared cells ----------------------------------------------------------------------
+
+
+def reproduction_sample(
+    record: Mapping[str, Any], seed: int, cells: int = 2, schedules: int = 2, seeds: int = 3
+) -> list[tuple[str, list[str], list[int]]]:
+    """A seeded random sample of stored runs to re-run: ``cells`` cells, and in each ``schedules`` of its
+    schedules and ``seeds`` of the record's seeds, all drawn by ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    names = [str(name) for name in rng.choice(list(record["cells"]), size=cells, replace=False)]
+    sample = []
+    for name in names:
+        own = record["cells"][name]["configuration"]["schedules"]
+        chosen = [str(s) for s in rng.choice(own, size=min(schedules, len(own)), replace=False)]
+        sample.append((name, chosen, sorted(int(s) for s in rng.choice(record["seeds"], size=seeds, replace=False))))
+    return sample
+
+
+def calibration_table(record: Mapping[str, Any]) -> list[str]:
+    """Lines of the chosen base rates: per task and optimiser, the centre's rate and the range over the
+    main grid, and how many grid rates diverged somewhere."""
+    lines = []
+    for task, by_optimiser in record["calibration"].items():
+        for optimiser, calibration in by_optimiser.items():
+            rates = list(calibration["base_rates"].values())
+            centre = calibration["base_rates"][main_level(*CENTRE)]
+            diverging = sum(1 for row in calibration["diverged_runs"] if any(row))
+            lines.append(
+                f"{task:18s} {optimiser:5s} centre {centre:.3g}, main grid {min(rates):.3g} to {max(rates):.3g}; "
+                f"{diverging} of {len(calibration['grid'])} grid rates diverged in some cell"
+            )
+    return lines
