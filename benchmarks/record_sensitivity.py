@@ -27,6 +27,7 @@ BOOK_DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 
 
 def main() -> None:
+    """Re-train a seeded sample of every study record's runs and print how far the fresh values are from the stored ones."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cells", type=int, default=8)
     parser.add_argument("--seeds", type=int, default=5)
@@ -58,8 +59,10 @@ def main() -> None:
                     relative = np.abs(stored[both] - now[both]) / scale
                     if relative.size and relative.max() > worst:
                         worst, worst_where = float(relative.max()), f"{cell}, {quantity} of {schedule}"
-        print(f"{name}: {len(cells)} cells x every schedule x {len(seeds)} seeds, {values} float values: largest relative "
-              f"difference {worst:.1e} ({worst_where or '-'}); integer, boolean or finiteness differences: {exact_differences}")
+        print(
+            f"{name}: {len(cells)} cells x every schedule x {len(seeds)} seeds, {values} float values: largest relative "
+            f"difference {worst:.1e} ({worst_where or '-'}); integer, boolean or finiteness differences: {exact_differences}"
+        )
 
 
 if __name__ == "__main__":
