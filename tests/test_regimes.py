@@ -1,0 +1,108 @@
+"""Tests of the analysis of a study record (lagtheory.experiments.regimes) on a record built by hand, whose
+per-seed values are chosen so that every cell's verdict is known in advance: lag's loss lower than joint's by
+1 (log10) where the ratio is above 1, higher by 1 where it is below 1, and equal up to noise far inside the
+margin at ratio 1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lagtheory.experiments import regimes as G
+from lagtheory.experiments.studies import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
+
+SEEDS = list(range(30))
+BUDGETS = [0.25, 0.5, 2.0, 4.0]
+
+
+def shift(ratio: float) -> float:
+    """lag - joint in the hand-built record, before noise."""
+    return -1.0 if ratio > 1 else (1.0 if ratio < 1 else 0.0)
+
+
+def hand_record(higher_is_better: bool = False) -> dict:
+    rng = np.random.default_rng(0)
+    cells = {}
+    for optimiser in OPTIMISERS:
+        for scale in READOUT_SCALES:
+            for ratio in RATIOS:
+                joint = rng.normal(-2.0, 0.5, len(SEEDS))
+                lag = joint + shift(ratio) + rng.normal(0.0, 1e-3, len(SEEDS))
+                three = joint + 2.0 + rng.normal(0.0, 0.1, len(SEEDS))
+                if higher_is_better:
+                    lag, three = 2 * joint - lag, 2 * joint - three
+                cells[f"T/{optimiser}/main/{main_level(scale, ratio)}"] = {
+                    "configuration": {
+                        "task": "T",
+                        "optimiser": optimiser,
+                        "sweep": "main",
+                        "level": main_level(scale, ratio),
+                        "schedules": ["joint", "lag", "three-phase"],
+                    },
+                    "values": {"m": {"joint": joint.tolist(), "lag": lag.tolist(), "three-phase": three.tolist()}},
+                }
+        for factor in BUDGETS:
+            joint = rng.normal(-2.0, 0.5, len(SEEDS))
+            lag = joint - factor + rng.normal(0.0, 1e-3, len(SEEDS))
+            if higher_is_better:
+                lag = 2 * joint - lag
+            cells[f"T/{optimiser}/budget/T*{factor:g}"] = {
+                "configuration": {
+                    "task": "T",
+                    "optimiser": optimiser,
+                    "sweep": "budget",
+                    "level": f"T*{factor:g}",
+                    "schedules": ["joint", "lag"],
+                },
+                "values": {"m": {"joint": joint.tolist(), "lag": lag.tolist()}},
+            }
+    return {
+        "primary": "m",
+        "higher_is_better": higher_is_better,
+        "binary": False,
+        "margin": float(np.log10(1.1)),
+        "seeds": SEEDS,
+        "design": {"readout_scales": list(READOUT_SCALES), "ratios": list(RATIOS), "budgets": BUDGETS},
+        "cells": cells,
+    }
+
+
+@pytest.mark.parametrize("higher_is_better", [False, True])
+def test_grid_effects_and_verdicts_follow_the_built_differences(higher_is_better):
+    record = hand_record(higher_is_better)
+    for optimiser in OPTIMISERS:
+        family = G.regime_map(record, "T", optimiser, "lag")
+        assert len(family) == len(READOUT_SCALES) * len(RATIOS) + len(BUDGETS)
+        arrays = G.grid(record, family, "T", optimiser)
+        for j, ratio in enumerate(RATIOS):
+            # the effect is schedule - joint in the metric's own units, whichever way the metric points
+            expected = shift(ratio) if not higher_is_better else -shift(ratio)
+            assert np.allclose(arrays["effect"][:, j], expected, atol=2e-3)
+            assert np.all(arrays["low"][:, j] <= arrays["effect"][:, j])
+            assert np.all(arrays["effect"][:, j] <= arrays["high"][:, j])
+            verdict = {-1.0: "helps", 1.0: "hurts", 0.0: "equivalent"}[shift(ratio)]
+            assert list(arrays["verdict"][:, j]) == [verdict] * len(READOUT_SCALES)
+        counts = G.verdict_counts([c for name, c in family.items() if "/main/" in name])
+        assert counts == {"helps": 10, "hurts": 10, "equivalent": 5, "undetermined": 0}
+        budget = G.regime_summary(record, family, "budget")
+        assert sorted(budget["helps"]) == sorted(f"T*{f:g}" for f in BUDGETS)
+
+
+def test_primary_family_is_the_centre_of_each_optimiser():
+    record = hand_record()
+    family = G.primary(record, "three-phase")
+    assert [G.cell_of(c) for c in family] == [centre_name("T", o) for o in OPTIMISERS]
+    assert all(c.verdict == "hurts" for c in family)
+    value, low, high = G.effect(record, family[0])
+    assert 1.9 < low <= value <= high < 2.1
+    assert "hurts" in G.describe(record, family[0])
+
+
+def test_reproduction_sample_is_seeded_and_within_the_record():
+    record = hand_record()
+    first = G.reproduction_sample(record, 5, cells=3, schedules=2, seeds=3)
+    assert first == G.reproduction_sample(record, 5, cells=3, schedules=2, seeds=3)
+    assert len({name for name, _, _ in first}) == 3
+    for name, schedules, seeds in first:
+        assert set(schedules) <= set(record["cells"][name]["configuration"]["schedules"])
+        assert len(schedules) == 2 and len(set(seeds)) == 3 and set(seeds) <= set(SEEDS)
