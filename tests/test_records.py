@@ -114,6 +114,42 @@ def test_a_stored_cell_reruns_alone_to_its_values(record):
     assert RC.mismatches(changed, name, fresh, ["lag"], [1], rtol=1e-10) == ["log10_test_loss of lag"]
 
 
+def test_failed_runs_are_compared_on_the_capped_metric_only(record):
+    name = "regression/sgd/budget/T*4"
+    fresh = ST.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])
+    changed = json.loads(json.dumps(record))
+    values = changed["cells"][name]["values"]
+    # a finite run below the cap: a relative change of 1e-3 in its loss is a mismatch
+    assert not RC.failed_runs(changed, name, "lag")[1]
+    moved = {**fresh, "test_loss": np.asarray(fresh["test_loss"], dtype=np.float64) * 1.001}
+    assert RC.mismatches(changed, name, moved, ["lag"], [1], rtol=1e-6) == ["test_loss of lag"]
+    # a run that blew up (loss far above the cap, primary metric at the cap): its raw loss is not compared,
+    # the capped metric still is
+    cap = 0.5
+    values["log10_test_loss"]["lag"][1] = cap
+    values["test_loss"]["lag"][1] = 1e50
+    assert RC.failed_runs(changed, name, "lag")[1]
+    blown = {key: np.array(value, dtype=np.float64) if key == "test_loss" else value for key, value in fresh.items()}
+    blown["test_loss"][0, 0] = 3e63
+    blown["log10_test_loss"] = np.array([[cap]])
+    assert RC.mismatches(changed, name, blown, ["lag"], [1], rtol=1e-6) == []
+    blown["log10_test_loss"] = np.array([[cap - 1e-3]])
+    assert RC.mismatches(changed, name, blown, ["lag"], [1], rtol=1e-6) == ["log10_test_loss of lag"]
+
+
+def test_log_metric_near_zero_is_compared_absolutely(record):
+    name = "regression/sgd/budget/T*4"
+    fresh = ST.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])
+    changed = json.loads(json.dumps(record))
+    # log10 of a loss of 0.9991: a relative change of 2e-8 in the loss moves the log10 by about 1e-8,
+    # a relative change of the log10 of 2.6e-5; within an absolute 1e-6
+    changed["cells"][name]["values"]["log10_test_loss"]["lag"][1] = -3.97401e-4
+    near = {**fresh, "log10_test_loss": np.array([[-3.97412e-4]])}
+    assert "log10_test_loss of lag" not in RC.mismatches(changed, name, near, ["lag"], [1], rtol=1e-6)
+    near["log10_test_loss"] = np.array([[-3.97412e-4 + 1e-5]])
+    assert "log10_test_loss of lag" in RC.mismatches(changed, name, near, ["lag"], [1], rtol=1e-6)
+
+
 def test_bad_records_are_refused(record):
     with pytest.raises(ValueError, match="format"):
         RC.validate_record({"format": "other"}, "x")
