@@ -26,10 +26,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit
 
 from ._validation import check_parameter_vector, check_scaling
-from .pooling import pooled_vector, pooled_weight
+from .pooling import log_odds_parts
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,17 @@ def _word(n: int, k: int) -> str:
     return f"a string of length {n} with {k} b's"
 
 
+def _one_b_pooled(n: int, t: float, scaling: str) -> tuple[float, float]:
+    """(1 - p, p) with p = p(n, 1; t) from the log-odds (eq-pooled-weight), without argument checks."""
+    base, scale = log_odds_parts(float(n), 1.0, scaling)
+    z = base + t * scale
+    return float(expit(-z)), float(expit(z))
+
+
 def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> float:
     """f(a^(n-1) b) = u_a (1 - p) + u_b p with p = p(n, 1; t) (the form that is exact at p = 0, 1)."""
-    q, p = pooled_vector(n, 1, t, scaling)
-    return u_a * float(q) + u_b * float(p)
+    q, p = _one_b_pooled(n, t, scaling)
+    return u_a * q + u_b * p
 
 
 def _worst_one_b_length(t: float, max_length: int, scaling: str) -> int:
@@ -80,7 +88,7 @@ def _worst_one_b_length(t: float, max_length: int, scaling: str) -> int:
         return max_length
     peak = t / (t - 1)
     candidates = {min(max_length, max(1, math.floor(peak))), min(max_length, math.ceil(peak))}
-    return min(candidates, key=lambda n: float(pooled_weight(n, 1, t, scaling)))
+    return min(candidates, key=lambda n: _one_b_pooled(n, t, scaling)[1])
 
 
 def _first_bad(lo: int, hi: int, is_bad) -> int:
@@ -104,11 +112,21 @@ def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
     check_scaling(scaling)
+    return recognition_trusted(theta, u, check_max_length(max_length), scaling)
+
+
+def check_max_length(max_length: int | float) -> int:
+    """The largest length a recognition verdict covers: a whole number in [1, 1e18], returned as int."""
     if isinstance(max_length, bool) or not isinstance(max_length, (int, float, np.integer, np.floating)):
         raise TypeError(f"max_length must be a whole number >= 1, got {type(max_length).__name__}")
     if not math.isfinite(max_length) or max_length < 1 or max_length != math.floor(max_length) or max_length > 1e18:
         raise ValueError(f"max_length must be a whole number in [1, 1e18], got {max_length!r}")
-    N = int(max_length)
+    return int(max_length)
+
+
+def recognition_trusted(theta: NDArray[np.float64], u: NDArray[np.float64], N: int, scaling: str) -> Recognition:
+    """:func:`recognition` without argument checks (the trusted inner path of the training loops):
+    ``theta``, ``u`` finite float64 vectors of length 2, ``N`` a whole number in [1, 1e18]."""
     t, c = float(theta[1] - theta[0]), float(u[0])
 
     negative_margin = -c  # y f = -u_a for every a^n

@@ -167,7 +167,12 @@ class ShallowTransformer(torch.nn.Module):
         token's weight ``p`` is within ``delta`` of 1 its relative accuracy is
         about ``1e-16 / delta`` (1e-7 at n = 1e18, t = 1.5, one b).
         """
-        lengths = self._check_counts(counts, first_token)
+        return self._pooled_counts_trusted(counts, first_token, self._check_counts(counts, first_token))
+
+    def _pooled_counts_trusted(
+        self, counts: torch.Tensor, first_token: torch.Tensor | None, lengths: torch.Tensor
+    ) -> torch.Tensor:
+        """``pooled_counts`` without argument checks; ``lengths`` is ``counts.sum(1)``."""
         scale = self._score_scale(lengths).unsqueeze(1)
         if not self.first_position_score:
             return torch.softmax(torch.log(counts) + self.theta * scale, dim=1)
@@ -180,6 +185,11 @@ class ShallowTransformer(torch.nn.Module):
     def forward_counts(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
         """The model output ``f`` from token counts (see ``pooled_counts``), shape (batch,)."""
         return self._readout(self.pooled_counts(counts, first_token))
+
+    def forward_counts_trusted(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
+        """``forward_counts`` without argument checks: the trusted inner path of training loops
+        whose counts come from the package's own samplers (valid by construction)."""
+        return self._readout(self._pooled_counts_trusted(counts, first_token, counts.sum(dim=1)))
 
     # -- shared pieces ---------------------------------------------------
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,7 +29,7 @@ from scipy.special import expit
 from ._validation import check_parameter_vector, check_positive, check_probability, check_scaling
 from .counts import CountDistribution, resolve_counts
 from .lengths import LengthDistribution
-from .pooling import pooled_vector, pooled_weight_dt
+from .pooling import log_odds_parts
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: f
     convex combination of u_a and u_b); each |d/du| term is at most 1; the d/dt term is
     at most |w| log(n) / 4 since p (1 - p) <= 1/4.
     """
-    per_string_loss = float(_softplus(np.max(np.abs(u))))
+    per_string_loss = float(_softplus(max(abs(u[0]), abs(u[1]))))
     mass_factor = prior * max(per_string_loss, 1.0)
     log_factor = prior * abs(u[1] - u[0]) / 4.0
     log_tol = tol / log_factor if log_factor > 0 else math.inf
@@ -93,22 +94,35 @@ def population(
     tol = check_positive(tol, "tol")
     prior = check_probability(prior, "prior")
     check_scaling(scaling)
+    return population_trusted(theta, u, lengths, counts, tol, prior, scaling)
 
+
+def population_trusted(
+    theta: NDArray[np.float64],
+    u: NDArray[np.float64],
+    lengths: LengthDistribution,
+    counts: CountDistribution,
+    tol: float,
+    prior: float,
+    scaling: str,
+) -> Population:
+    """:func:`population` without argument checks: the trusted inner path of the training
+    loops, which check their arguments once. ``theta`` and ``u`` are finite float64 vectors
+    of length 2, the other arguments already validated and resolved."""
     N = truncation_for(lengths, u, prior, tol)
-    n_values = np.arange(1, N + 1, dtype=np.int64)
-    n, k, kappa = counts.table(n_values)
-    weight = lengths.pmf(n) * kappa
+    weight, base, scale = _length_table(lengths, counts, N, scaling)
 
     t = theta[1] - theta[0]
     w = u[1] - u[0]
-    q, p = pooled_vector(n, k, t, scaling)  # h = (1 - p, p)
+    z = base + t * scale  # log-odds of p (eq-pooled-weight)
+    p, q = expit(z), expit(-z)  # h = (1 - p, p), both from the log-odds
     f = u[0] * q + u[1] * p
     miss = expit(-f)  # sigma(-f): the logistic loss derivative at a positive
 
     loss = (1 - prior) * float(_softplus(u[0])) + prior * float(weight @ _softplus(-f))
     grad_ua = (1 - prior) * float(expit(u[0])) - prior * float(weight @ (miss * q))
     grad_ub = -prior * float(weight @ (miss * p))
-    grad_t = -prior * w * float(weight @ (miss * pooled_weight_dt(n, k, t, scaling)))
+    grad_t = -prior * w * float(weight @ (miss * (scale * p * q)))  # dp/dt = s(n) p (1 - p) (eq-dp-dt)
     return Population(
         loss=loss,
         grad_theta=np.array([-grad_t, grad_t]) + 0.0,  # + 0.0: no signed zero
@@ -116,3 +130,17 @@ def population(
         truncation_length=N,
         error_bound=tol,
     )
+
+
+@lru_cache(maxsize=64)
+def _length_table(
+    lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per string (n, k), n <= N: the weight pi(n) kappa(k | n) and the two parts of the log-odds
+    (``pooling.log_odds_parts``). Cached: a training run asks for the same table at every step."""
+    n, k, kappa = counts.table(np.arange(1, N + 1, dtype=np.int64))
+    base, scale = log_odds_parts(n, k, scaling)
+    tables = (lengths.pmf(n) * kappa, base, scale)
+    for table in tables:
+        table.setflags(write=False)
+    return tables

@@ -13,16 +13,17 @@ every step (:func:`lagtheory.recognition`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_parameter_vector
-from .counts import CountDistribution
-from .exact_recognition import recognition
+from ._validation import check_parameter_vector, check_positive, check_probability, check_scaling
+from .counts import CountDistribution, resolve_counts
+from .exact_recognition import check_max_length, recognition_trusted
 from .lengths import LengthDistribution
-from .population import population
+from .population import Population, population_trusted
 
 GROUPS = ("output", "attention", "joint")
 
@@ -83,7 +84,8 @@ class TrajectoryRecorder:
     :mod:`lagtheory.sampled`."""
 
     def __init__(self, max_length: int, scaling: str) -> None:
-        self.max_length, self.scaling = max_length, scaling
+        check_scaling(scaling)
+        self.max_length, self.scaling = check_max_length(max_length), scaling
         self.thetas: list[NDArray[np.float64]] = []
         self.us: list[NDArray[np.float64]] = []
         self.losses: list[float] = []
@@ -92,8 +94,10 @@ class TrajectoryRecorder:
         self.labels: list[str] = []
 
     def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float, group: str | None = None) -> None:
-        """Add one point; ``group`` names the phase of the step that led to it (None for the start)."""
-        verdict = recognition(theta, u, self.max_length, self.scaling)
+        """Add one point; ``group`` names the phase of the step that led to it (None for the start).
+        ``theta`` and ``u`` are finite float64 vectors of length 2 (not checked: the runs check
+        their starting point, and the steps keep it finite)."""
+        verdict = recognition_trusted(theta, u, self.max_length, self.scaling)
         self.thetas.append(np.array(theta, dtype=np.float64))
         self.us.append(np.array(u, dtype=np.float64))
         self.losses.append(loss)
@@ -129,8 +133,22 @@ def run_schedule(
     u = check_parameter_vector(u0, "u0").copy()
     if not phases or not all(isinstance(phase, Phase) for phase in phases):
         raise ValueError("phases must be a non-empty list of Phase objects")
+    if not isinstance(lengths, LengthDistribution):
+        raise TypeError(
+            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
+        )
+    counts = resolve_counts(positives)
+    tol = check_positive(tol, "tol")
+    prior = check_probability(prior, "prior")
     recorder = TrajectoryRecorder(max_length, scaling)
-    state = population(theta, u, lengths, positives, tol, prior, scaling)
+
+    def exact(theta: NDArray[np.float64], u: NDArray[np.float64]) -> Population:
+        # the arguments were checked above, once; a step can only leave the finite range by overflow
+        if not (math.isfinite(theta[0]) and math.isfinite(theta[1]) and math.isfinite(u[0]) and math.isfinite(u[1])):
+            raise ValueError(f"the run left the finite range (theta = {theta}, u = {u}): lower the step sizes")
+        return population_trusted(theta, u, lengths, counts, tol, prior, scaling)
+
+    state = exact(theta, u)
     recorder.record(theta, u, state.loss)
     for phase in phases:
         for _ in range(phase.steps):
@@ -138,7 +156,7 @@ def run_schedule(
                 theta = theta - phase.lr_attention * state.grad_theta
             if phase.group in ("output", "joint"):
                 u = u - phase.lr_output * state.grad_u
-            state = population(theta, u, lengths, positives, tol, prior, scaling)
+            state = exact(theta, u)
             recorder.record(theta, u, state.loss, phase.group)
     return recorder.trajectory()
 
