@@ -13,7 +13,10 @@ t = theta_b - theta_a and p = p(n, k; t):
 
 The expectation over positives is summed exactly over lengths n <= N, with N
 the smallest length whose proven tail bound makes the truncation error of the
-loss and of every gradient component at most ``tol`` (``error_bound``).
+loss and of every gradient component at most ``tol`` (``error_bound``, eq-tail-bound).
+For a power law whose N would make that sum long, the lengths n <= N0 are summed
+exactly and the rest is the tail expansion of :mod:`lagtheory.heavy_tail`
+(thm-tail-expansion), whose proven error bound is again at most ``tol``.
 """
 
 from __future__ import annotations
@@ -27,20 +30,28 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ._validation import check_parameter_vector, check_positive, check_probability, check_scaling
-from .counts import CountDistribution, resolve_counts
-from .lengths import LengthDistribution
+from .counts import CountDistribution, OneB, resolve_counts
+from .heavy_tail import string_bounds, tail_expansion
+from .lengths import LengthDistribution, PowerLaw
+from .per_string import per_string_terms, softplus
 from .pooling import log_odds_parts
 
 
 @dataclass(frozen=True)
 class Population:
-    """Loss and gradients of the population objective at one (theta, u)."""
+    """Loss and gradients of the population objective at one (theta, u).
+
+    ``truncation_length`` is the largest length summed term by term; ``tail`` says how the
+    lengths beyond it enter: "bounded" (left out, eq-tail-bound) or "expanded" (the integral
+    of thm-tail-expansion). Either way every output is within ``error_bound`` of its exact value.
+    """
 
     loss: float
     grad_theta: NDArray[np.float64]
     grad_u: NDArray[np.float64]
     truncation_length: int
     error_bound: float
+    tail: str = "bounded"
 
     @property
     def grad_t(self) -> float:
@@ -48,9 +59,10 @@ class Population:
         return float(self.grad_theta[1])
 
 
-def _softplus(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
-    """log(1 + e^x), stable for large |x|."""
-    return np.logaddexp(0.0, x)
+# Sums visiting more strings than this use the tail expansion (power laws); beyond MAX_TERMS
+# the exact sum is refused (it would need gigabytes).
+EXPANSION_THRESHOLD = 200_000
+MAX_TERMS = 50_000_000
 
 
 def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float) -> int:
@@ -61,7 +73,7 @@ def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: f
     convex combination of u_a and u_b); each |d/du| term is at most 1; the d/dt term is
     at most |w| log(n) / 4 since p (1 - p) <= 1/4.
     """
-    per_string_loss = float(_softplus(max(abs(u[0]), abs(u[1]))))
+    per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))
     mass_factor = prior * max(per_string_loss, 1.0)
     log_factor = prior * abs(u[1] - u[0]) / 4.0
     log_tol = tol / log_factor if log_factor > 0 else math.inf
@@ -109,27 +121,58 @@ def population_trusted(
     """:func:`population` without argument checks: the trusted inner path of the training
     loops, which check their arguments once. ``theta`` and ``u`` are finite float64 vectors
     of length 2, the other arguments already validated and resolved."""
-    N = truncation_for(lengths, u, prior, tol)
-    weight, base, scale = _length_table(lengths, counts, N, scaling)
-
     t = theta[1] - theta[0]
     w = u[1] - u[0]
-    z = base + t * scale  # log-odds of p (eq-pooled-weight)
-    p, q = expit(z), expit(-z)  # h = (1 - p, p), both from the log-odds
-    f = u[0] * q + u[1] * p
-    miss = expit(-f)  # sigma(-f): the logistic loss derivative at a positive
+    N = _exact_truncation(lengths, counts, u, prior, tol)
+    expansion = None
+    exact_terms = math.inf if N is None else _terms_up_to(counts, N)
+    if isinstance(lengths, PowerLaw) and exact_terms > EXPANSION_THRESHOLD:
+        bounds = string_bounds(u[0], u[1])
+        budget_log = tol / (prior * abs(w)) if w != 0 else math.inf
+        expansion = tail_expansion(
+            lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, exact_terms
+        )
+    if expansion is not None:
+        N = expansion.exact_length
+    elif exact_terms > MAX_TERMS:
+        raise ValueError(
+            f"tol too small for {lengths!r} with {counts!r}: the exact sum would need more than {MAX_TERMS:.0e} "
+            "terms and the tail expansion (power laws) does not reach tol; use a larger tol or a lighter-tailed distribution"
+        )
+    weight, base, scale = _length_table(lengths, counts, N, scaling)
+    terms = per_string_terms(base + t * scale, u[0], u[1], scale)  # z = log-odds of p (eq-pooled-weight)
+    expected = [float(weight @ term) for term in terms]  # over positives of length <= N
+    if expansion is not None:
+        expected = [head + float(tail) for head, tail in zip(expected, expansion.tail, strict=True)]
+    positive_loss, miss_a, miss_b, miss_t = expected
 
-    loss = (1 - prior) * float(_softplus(u[0])) + prior * float(weight @ _softplus(-f))
-    grad_ua = (1 - prior) * float(expit(u[0])) - prior * float(weight @ (miss * q))
-    grad_ub = -prior * float(weight @ (miss * p))
-    grad_t = -prior * w * float(weight @ (miss * (scale * p * q)))  # dp/dt = s(n) p (1 - p) (eq-dp-dt)
+    loss = (1 - prior) * float(softplus(u[0])) + prior * positive_loss
+    grad_ua = (1 - prior) * float(expit(u[0])) - prior * miss_a
+    grad_ub = -prior * miss_b
+    grad_t = -prior * w * miss_t  # dp/dt = s(n) p (1 - p) (eq-dp-dt)
     return Population(
         loss=loss,
         grad_theta=np.array([-grad_t, grad_t]) + 0.0,  # + 0.0: no signed zero
         grad_u=np.array([grad_ua, grad_ub]),
         truncation_length=N,
         error_bound=tol,
+        tail="expanded" if expansion is not None else "bounded",
     )
+
+
+def _terms_up_to(counts: CountDistribution, N: int) -> int:
+    """Number of strings (n, k) with n <= N that the exact sum visits."""
+    return N if isinstance(counts, OneB) else N * (N + 1) // 2
+
+
+def _exact_truncation(
+    lengths: LengthDistribution, counts: CountDistribution, u: NDArray[np.float64], prior: float, tol: float
+) -> int | None:
+    """The truncation length of the exact sum (``truncation_for``), None beyond its max_length."""
+    try:
+        return truncation_for(lengths, u, prior, tol)
+    except ValueError:
+        return None
 
 
 @lru_cache(maxsize=64)
