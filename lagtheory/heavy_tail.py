@@ -245,6 +245,8 @@ def _outer_geometry(problem: _Problem, N0: int, size: int) -> tuple[float, float
         phi, shift = r / (2 + t_arg), 2 * size + 1.0
     else:
         phi, shift = (r / 2) / (2 + t_arg), 0.0
+    # rho1^-4 (1 - rho1)^-s in the bounds is smallest at rho1 = 4 / (s + 4): no need to go wider
+    phi = min(phi, math.asin(4 / (problem.lengths.exponent + 4)))
     rho1 = math.sin(phi) * (N0 - shift) / N0
     if rho1 <= 0 or N0 * (1 - rho1) < 3:
         return None
