@@ -63,6 +63,7 @@ class Population:
 # the exact sum is refused (it would need gigabytes).
 EXPANSION_THRESHOLD = 200_000
 MAX_TERMS = 50_000_000
+TAIL_MODES = ("auto", "bounded", "expanded")
 
 
 def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float) -> int:
@@ -88,13 +89,17 @@ def population(
     tol: float = 1e-12,
     prior: float = 0.5,
     scaling: str = "log",
+    tail: str = "auto",
 ) -> Population:
     """Exact population loss and gradients in the original coordinates (theta, u).
 
     ``theta`` and ``u`` are length-2 vectors ordered (a, b); ``lengths`` a
     LengthDistribution (Geometric, PowerLaw); ``positives`` "one-b", "uniform" or
     a CountDistribution; ``tol`` > 0 bounds the truncation error of every output;
-    ``prior`` in (0, 1) is P(y = +1); ``scaling`` "log" or "none".
+    ``prior`` in (0, 1) is P(y = +1); ``scaling`` "log" or "none"; ``tail`` how the
+    lengths beyond the exact sum enter: "bounded" (left out, eq-tail-bound), "expanded"
+    (thm-tail-expansion, power laws only) or "auto" (expanded when the exact sum would
+    visit more than 2e5 strings and the expansion reaches ``tol``, else bounded).
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
@@ -106,7 +111,11 @@ def population(
     tol = check_positive(tol, "tol")
     prior = check_probability(prior, "prior")
     check_scaling(scaling)
-    return population_trusted(theta, u, lengths, counts, tol, prior, scaling)
+    if tail not in TAIL_MODES:
+        raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")
+    if tail == "expanded" and not isinstance(lengths, PowerLaw):
+        raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {lengths!r}")
+    return population_trusted(theta, u, lengths, counts, tol, prior, scaling, tail)
 
 
 def population_trusted(
@@ -117,6 +126,7 @@ def population_trusted(
     tol: float,
     prior: float,
     scaling: str,
+    tail: str = "auto",
 ) -> Population:
     """:func:`population` without argument checks: the trusted inner path of the training
     loops, which check their arguments once. ``theta`` and ``u`` are finite float64 vectors
@@ -126,18 +136,24 @@ def population_trusted(
     N = _exact_truncation(lengths, counts, u, prior, tol)
     expansion = None
     exact_terms = math.inf if N is None else _terms_up_to(counts, N)
-    if isinstance(lengths, PowerLaw) and exact_terms > EXPANSION_THRESHOLD:
+    wanted = tail == "expanded" or (tail == "auto" and exact_terms > EXPANSION_THRESHOLD)
+    if isinstance(lengths, PowerLaw) and wanted:
         bounds = string_bounds(u[0], u[1])
         budget_log = tol / (prior * abs(w)) if w != 0 else math.inf
+        most = math.inf if tail == "expanded" else exact_terms  # auto: only where it is cheaper
         expansion = tail_expansion(
-            lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, exact_terms
+            lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, most
         )
+        if expansion is None and tail == "expanded":
+            raise ValueError(f"tol too small for the tail expansion of {lengths!r} with {counts!r}; use a larger tol")
     if expansion is not None:
         N = expansion.exact_length
     elif exact_terms > MAX_TERMS:
+        shown = "beyond 1e7" if N is None else str(N)
         raise ValueError(
-            f"tol too small for {lengths!r} with {counts!r}: the exact sum would need more than {MAX_TERMS:.0e} "
-            "terms and the tail expansion (power laws) does not reach tol; use a larger tol or a lighter-tailed distribution"
+            f"tol too small for {lengths!r} with {counts!r}: the exact sum would need N = {shown} lengths, more than "
+            f"{MAX_TERMS:.0e} strings, and the tail expansion (power laws) does not reach tol; use a larger tol or a "
+            "lighter-tailed distribution"
         )
     weight, base, scale = _length_table(lengths, counts, N, scaling)
     terms = per_string_terms(base + t * scale, u[0], u[1], scale)  # z = log-odds of p (eq-pooled-weight)

@@ -108,3 +108,15 @@ def test_exact_sum_kept_where_it_is_short():
 def test_too_heavy_a_tail_is_refused_clearly():
     with pytest.raises(ValueError, match="tol too small"):
         population((0.0, 0.0), (0.0, 1.0), PowerLaw(1.02), positives="uniform", tol=1e-12)
+
+
+@pytest.mark.parametrize("counts", ["one-b", "uniform", BinomialCount(0.3)], ids=repr)
+def test_expanded_and_bounded_tails_agree_within_tol(counts):
+    # PowerLaw(4) at 1e-8: term by term visits at most 2e5 strings ("auto" keeps it), expanded on request
+    theta, u = (0.2, 1.1), (-0.5, 1.5)
+    bounded = population(theta, u, PowerLaw(4.0), positives=counts, tol=1e-8)
+    expanded = population(theta, u, PowerLaw(4.0), positives=counts, tol=1e-8, tail="expanded")
+    assert bounded.tail == "bounded" and expanded.tail == "expanded"
+    assert abs(bounded.loss - expanded.loss) <= 2e-8
+    assert np.all(np.abs(bounded.grad_theta - expanded.grad_theta) <= 2e-8)
+    assert np.all(np.abs(bounded.grad_u - expanded.grad_u) <= 2e-8)

@@ -42,11 +42,17 @@ CATALOGUE = {
     "infinite u": (lambda: L.population([0, 0], [np.inf, 0], L.Geometric(3)), ValueError, r"u must be finite"),
     "tolerance zero": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tol=0), ValueError, r"tol must be"),
     "hopeless tolerance for a heavy tail": (
-        lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.2)),
+        lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.02), positives="uniform"),
         ValueError,
         r"tol too small",
     ),
     "prior 0": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), prior=0), ValueError, r"prior must be"),
+    "unknown tail mode": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tail="drop"), ValueError, r"tail must"),
+    "tail expansion of a geometric law": (
+        lambda: L.population([0, 0], [0, 0], L.Geometric(3), tail="expanded"),
+        ValueError,
+        r"tail='expanded' needs power-law",
+    ),
     "lengths not a distribution": (lambda: L.population([0, 0], [0, 0], 10), TypeError, r"lengths must be"),
     "recognition max_length 0": (lambda: L.recognition([0, 1], [-1, 3], 0), ValueError, r"max_length must be"),
     "recognition max_length beyond 1e18": (
