@@ -43,7 +43,7 @@ GL_CONSTANT = math.factorial(GL_NODES) ** 4 / ((2 * GL_NODES + 1) * math.factori
 # lem-midpoint-sum: per cell max|g''''| * (1/576 + 1/1920); per end max|g'''| / 576.
 CELL_CONSTANT = 1 / 576 + 1 / 1920
 END_CONSTANT = 1 / 576
-EXACT_CANDIDATES = (64, 96, 128, 192, 256, 384, 512, 768, 1024)  # N0, cheapest first
+EXACT_CANDIDATES = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)  # N0, cheapest first
 TAYLOR_CANDIDATES = tuple(range(4, 41, 2))  # J (even), binomial counts
 CIRCLE_POINTS = 64  # samples on the circle that gives the Taylor coefficients (aliasing 2^-64)
 BULK_CUTOFF = 36.0  # the bulk integral of the uniform count runs over |zeta| <= 36
