@@ -226,6 +226,28 @@ def _strings(counts, N: int) -> int:
     return N if isinstance(counts, OneB) else N * (N + 1) // 2
 
 
+def evaluation_rows() -> list[Row]:
+    """Token-level against count-based forwards, and the exact recognition verdict."""
+    model = ShallowTransformer(vocab_size=2)
+    with torch.no_grad():
+        model.theta.copy_(torch.tensor(THETA))
+        model.u.copy_(torch.tensor(U))
+    rows = []
+    for n in (10**3, 10**6):
+        tokens = torch.zeros(1, n, dtype=torch.long)
+        tokens[0, -1] = 1
+        mask = torch.ones(1, n, dtype=torch.bool)
+        counts = torch.tensor([[n - 1.0, 1.0]], dtype=torch.float64)
+        with torch.no_grad():
+            token_s = median_time(lambda tokens=tokens, mask=mask: model(tokens, mask), 5)
+            count_s = median_time(lambda counts=counts: model.forward_counts(counts), 15, 50)
+        rows.append((f"one string a^(n-1) b, n = {n:.0e}: token-level forward", milliseconds(token_s), "1"))
+        rows.append(("same, count-based forward", milliseconds(count_s), f"{token_s / count_s:,.0f}x faster"))
+    verdict = median_time(lambda: recognition(THETA, U, 10**18), 15, 20)
+    rows.append(("exact recognition verdict over every string up to length 1e18", milliseconds(verdict), ""))
+    return rows
+
+
 def timed_command(command: list[str]) -> float:
     """Wall time in seconds of one run of a command in the repository root."""
     start = time.perf_counter()
@@ -296,6 +318,7 @@ def main() -> None:
     lines += table(
         "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
     )
+    lines += table("Count-based against token-level evaluation", evaluation_rows())
     # --- Vectorised against looped seeds (the experiments engine, issue 9): its rows go here. ---
     if not args.skip_tests:
         lines += table("Tests: serial against two workers", test_rows())
