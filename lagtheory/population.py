@@ -191,7 +191,7 @@ def _exact_truncation(
         return None
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _length_table(
     lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
