@@ -248,6 +248,42 @@ def evaluation_rows() -> list[Row]:
     return rows
 
 
+def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]:
+    """Seeds per second of the experiment engine (issue 9): S = 30 seeds in one batched run against the
+    same seeds run one at a time (all schedules batched in both), and against one schedule and one seed
+    at a time (the loop of the old protocol). The looped rates are measured on ``looped_seeds`` seeds."""
+    from lagtheory.experiments.engine import run_cell
+    from lagtheory.experiments.studies import STUDIES
+    from lagtheory.schedules import SCHEDULE_NAMES
+
+    rows = []
+    for name, cell_index in (("languages", 2), ("regression", 0), ("icl", 0)):
+        study = STUDIES[name]
+        cell = study.cells[cell_index]
+        task = study.build(cell.name, cell.setting)
+        run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
+        start = time.perf_counter()
+        run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
+        batched = seeds / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for seed in range(looped_seeds):
+            run_cell(task, cell.training, SCHEDULE_NAMES, [seed])
+        looped = looped_seeds / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for seed in range(looped_seeds):
+            for schedule in SCHEDULE_NAMES:
+                run_cell(task, cell.training, [schedule], [seed])
+        single = looped_seeds / (time.perf_counter() - start)
+        rows.append(
+            (
+                f"engine, {name} ({cell.name}), {len(SCHEDULE_NAMES)} schedules: seeds/s at S = {seeds} batched "
+                "vs seeds one at a time vs schedule and seed one at a time",
+                f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
+            )
+        )
+    return rows
+
+
 def timed_command(command: list[str]) -> float:
     """Wall time in seconds of one run of a command in the repository root."""
     start = time.perf_counter()
@@ -304,8 +340,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-tests", action="store_true", help="skip the serial and parallel test runs")
     parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
+    parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.only_engine:
+        for what, value in engine_rows():
+            print(f"| {what} | {value} |")
+        return
     load = os.getloadavg()[0]
     lines = [
         f"Measured on {platform.machine()} ({os.cpu_count()} cores, load average {load:.1f} at the start),"
@@ -319,7 +360,10 @@ def main() -> None:
         "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
     )
     lines += table("Count-based against token-level evaluation", evaluation_rows())
-    # --- Vectorised against looped seeds (the experiments engine, issue 9): its rows go here. ---
+    lines += table(
+        "Vectorised against looped seeds (the experiments engine, issue 9)",
+        [(what, value, "") for what, value in engine_rows()],
+    )
     if not args.skip_tests:
         lines += table("Tests: serial against two workers", test_rows())
     if not args.skip_book:
