@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_parameter_vector, check_scaling
-from .pooling import pooled_vector, pooled_weight
+from ._validation import as_float_array, check_integer, check_parameter_vector, check_scaling
+from .pooling import pooled_log_odds, pooled_vector
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,56 @@ def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> fl
     return u_a * float(q) + u_b * float(p)
 
 
-def _worst_one_b_length(t: float, max_length: int, scaling: str) -> int:
-    """The length n in [1, max_length] where p(n, 1; t) is smallest."""
+def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "log") -> int:
+    """The length n* at which the weight p(n, 1; t) on the single b of a^(n-1) b is smallest
+    (book Theorem thm-three-phase, phase 3; the worst positive of thm-threshold (b)).
+
+    Along k = 1 the odds g(n) = (n - 1) n^(-t) of a against b have
+    g'(n) = n^(-t-1) (t - (t - 1) n): for t > 1 (length scaling) they increase up
+    to n = t / (t - 1) and decrease after, so over the whole numbers n* is
+    floor(t / (t - 1)) or ceil(t / (t - 1)), whichever has the smaller p (the
+    floor alone is wrong, e.g. at t = 1.22 the peak is 5.55 and n* = 6). For
+    t <= 1, or without scaling, p(n, 1; t) decreases for ever and has no
+    minimum: the smallest value over [1, max_length] is at max_length.
+
+    ``t``: a finite number; ``max_length``: a whole number >= 1 bounding the
+    lengths considered, or None for all lengths (then t must be > 1 and scaling
+    "log"); ``scaling``: "log" or "none".
+    """
+    t = float(as_float_array(t, "t"))
+    check_scaling(scaling)
+    if max_length is not None:
+        max_length = check_integer(max_length, "max_length", minimum=1)
     if scaling == "none" or t <= 1:
+        if max_length is None:
+            raise ValueError(
+                f"t must be > 1 with scaling='log' for p(n, 1; t) to have a smallest value over all lengths "
+                f"(got t={t!r}, scaling={scaling!r}); pass max_length to bound the lengths"
+            )
         return max_length
     peak = t / (t - 1)
-    candidates = {min(max_length, max(1, math.floor(peak))), min(max_length, math.ceil(peak))}
-    return min(candidates, key=lambda n: float(pooled_weight(n, 1, t, scaling)))
+    candidates = {max(1, math.floor(peak)), math.ceil(peak)}
+    if max_length is not None:
+        candidates = {min(max_length, n) for n in candidates}
+    # compared through the log-odds, which stay distinct where p rounds to 1.0 (large t)
+    return min(sorted(candidates), key=lambda n: float(pooled_log_odds(n, 1, t, scaling)))
+
+
+def horizon_at_t0(u: ArrayLike) -> int:
+    """The recognition horizon N(0, u) at t = 0, book eq. (eq-horizon), in exact rational arithmetic.
+
+    At t = 0 the string a^(n-1) b has f = u_a + w / n, right iff n - 1 < R = u_b / (-u_a);
+    so N(0, u) = 0 if u_a >= 0 (every negative is wrong) and max(0, ceil(R)) otherwise,
+    the number of lengths n >= 1 with n - 1 < R. The floats u_a, u_b are converted to
+    fractions exactly, so an exact tie (R a whole number m, f(a^m b) = 0) gives N = m.
+    Unlike :func:`recognition`, the result is not capped by a maximal length.
+
+    ``u``: the output layer (u_a, u_b).
+    """
+    u = check_parameter_vector(u, "u")
+    if u[0] >= 0:
+        return 0
+    return max(0, math.ceil(Fraction(float(u[1])) / Fraction(float(-u[0]))))
 
 
 def _first_bad(lo: int, hi: int, is_bad) -> int:
@@ -122,7 +166,7 @@ def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12
         if positive_margin <= 0:
             errors.append((1, 1))
     else:
-        n_worst = _worst_one_b_length(t, N, scaling)
+        n_worst = worst_one_b_length(t, N, scaling)
         positive_margin = _one_b_readout(n_worst, t, c, float(u[1]), scaling)
         if positive_margin <= 0:
             # f(n, 1) is non-increasing on [1, n_worst]: bisection for the first bad length
