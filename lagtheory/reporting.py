@@ -10,7 +10,9 @@ that ran it, and nbval fails on the next one. The rules (the *Contributing* page
   ``below("|autograd - closed form|", gap, 1e-12)`` -> ``"|autograd - closed form| < 1e-12"``;
 * a computed constant is printed with the digits its error bound supports,
   ``supported(0.2558427881103, 1e-13)`` -> ``"0.2558427881"`` (never more than 10);
-* an exact zero that is the point of a statement stays ``0.0``.
+* an exact zero that is the point of a statement stays ``0.0``;
+* a float glued into the prose is glued rounded, ``glue("t1", rounded(t1, 10))``
+  (myst-nb stores the value's repr).
 
 ``tests/test_stored_outputs.py`` enforces the rules on every stored output.
 """
@@ -30,7 +32,8 @@ last ones vary between CPUs, and ten leaves room for every error bound in the bo
 
 
 def below(what: str, value: ArrayLike, bound: float) -> str:
-    """Assert ``max |value| < bound`` and return ``"<what> < <bound>"``.
+    """Assert ``max |value| < bound`` and return ``"<what> < <bound>"`` (``"< <bound>"`` if
+    ``what`` is empty, for a table column).
 
     ``value`` is a number or an array (its largest absolute entry is tested);
     ``bound`` > 0 is printed with one significant digit (``1e-12``, ``5e-10``), so it
@@ -44,7 +47,7 @@ def below(what: str, value: ArrayLike, bound: float) -> str:
     worst = float(np.max(np.abs(as_float_array(value, "value"))))
     if not worst < bound:
         raise AssertionError(f"{what}: {worst:.3e} is not below {shown}")
-    return f"{what} < {shown}"
+    return f"{what} < {shown}" if what else f"< {shown}"
 
 
 def significant(value: float, digits: int) -> str:
@@ -56,6 +59,12 @@ def significant(value: float, digits: int) -> str:
         raise ValueError(f"digits must be an integer in 1..{MAX_DIGITS}, got {digits!r}")
     value = float(as_float_array(value, "value"))
     return f"{value:.{digits}g}"
+
+
+def rounded(value: float, digits: int) -> float:
+    """``value`` rounded to ``digits`` significant digits (1 <= digits <= 10), as a float whose
+    repr shows no more: for ``myst_nb.glue``, which stores the repr of the value it is given."""
+    return float(significant(value, digits))
 
 
 def supported(value: float, error: float) -> str:

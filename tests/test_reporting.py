@@ -1,11 +1,12 @@
 import pytest
 
-from lagtheory.reporting import below, significant, supported
+from lagtheory.reporting import below, rounded, significant, supported
 
 
 def test_below_states_the_bound_it_checked():
     assert below("|gap|", [3e-15, -7e-14], 1e-12) == "|gap| < 1e-12"
     assert below("gap", 0.0, 5e-10) == "gap < 5e-10"
+    assert below("", 1e-13, 1e-9) == "< 1e-09"
 
 
 def test_below_fails_when_the_bound_is_not_met():
@@ -39,3 +40,10 @@ def test_supported_shows_only_digits_above_ten_times_the_error():
     assert supported(98765.4, 0.5) == "9.877e+04"  # place 10 >= 5
     assert supported(3.0, 10.0) == "3"  # at least one digit
     assert supported(0.0, 1e-12) == "0"
+
+
+def test_rounded_is_a_float_whose_repr_has_the_digits_asked():
+    assert repr(rounded(0.09175238744710745, 10)) == "0.09175238745"
+    assert repr(rounded(85.19997017805095, 7)) == "85.19997"
+    assert repr(rounded(85.19997017805095, 6)) == "85.2"
+    assert repr(rounded(1e-30 * 1.23456, 3)) == "1.23e-30"
