@@ -159,3 +159,12 @@ def test_horizon_at_t0_against_brute_force(u_a, ratio):
 def test_horizon_at_t0_at_exact_ties(m):
     # u_b / (-u_a) = m exactly: a^m b has f = 0, an error, so the horizon is m
     assert horizon_at_t0((-0.25, 0.25 * m)) == m == brute_horizon_at_t0(-0.25, 0.25 * m, 100)
+
+
+def test_a_zero_output_is_an_error():
+    # t = 0, u = (-1, 3): f(a^3 b) = -1 + 4/4 = 0 exactly (p = 1/4 is exact in float64); Definition
+    # def-recognition counts f = 0 as an error, so with max_length 4 the first error is a^3 b
+    verdict = recognition([0.0, 0.0], [-1.0, 3.0], 4)
+    assert verdict.first_error == (4, 1) and verdict.horizon == 3 and verdict.margin == 0.0
+    # and u_a = 0 makes every negative an error, whatever u_b and t
+    assert recognition([0.0, 1.5], [0.0, 3.0], 10).first_error == (1, 0)
