@@ -182,7 +182,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "weight = np.exp(binom.logpmf(k, n, self.q) - np.log(-np.expm1(log_no_b)))",
         "weight = np.exp(binom.logpmf(k, n, self.q))",
         ("tests/test_population.py",),
-        ("generalisations", "setting"),
+        ("setting", "generalisations"),
     ),
     # population loss and gradients
     M(
@@ -238,7 +238,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "if negative_margin <= 0:",
         "if negative_margin < 0:",
         ("tests/test_evaluation.py",),
-        ("threshold", "setting"),
+        ("setting", "threshold"),
     ),
     M(
         "worst-length-floor-only",
@@ -256,7 +256,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "peak = t / (t - 1)",
         "peak = 1 / (t - 1)",
         ("tests/test_evaluation.py",),
-        ("three_phase", "threshold"),
+        ("threshold", "three_phase"),
     ),
     M(
         "horizon-at-t0-floor",
@@ -303,7 +303,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "model.V.copy_(normal(pairs, model.vocab_size).repeat_interleave(2, dim=0))",
         "model.V.copy_(normal(pairs, model.vocab_size).repeat(2, 1))",
         ("tests/test_model.py",),
-        ("failures", "generalisations"),
+        ("generalisations", "failures"),
     ),
     M(
         "model-length-off-by-one",
@@ -322,7 +322,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "spread = weight * np.log(n) * ratio * (1 - ratio)",
         "spread = weight * ratio * (1 - ratio)",
         ("tests/test_attention_step.py",),
-        ("three_phase", "failures"),
+        ("three_phase", "failures", "generalisations"),
     ),
     M(
         "phase-one-output-factor",
