@@ -516,7 +516,7 @@ def check_baseline(scratch: Path, chapters: list[str]) -> None:
         print(f"baseline: {chapter} passes", flush=True)
 
 
-def table(outcomes: list[Outcome], commit: str) -> str:
+def table(outcomes: list[Outcome], commit: str, command: str) -> str:
     caught_by_tests = sum(outcome.unit_test is not None for outcome in outcomes)
     caught_by_chapters = sum(any(v.startswith("cell") for v in outcome.chapters.values()) for outcome in outcomes)
     survivors = [
@@ -525,7 +525,7 @@ def table(outcomes: list[Outcome], commit: str) -> str:
         if o.unit_test is None or not any(v.startswith("cell") for v in o.chapters.values())
     ]
     lines = [
-        f"Measured on commit `{commit}` with `python tests/mutation_catalogue.py`: {len(outcomes)} mutations; "
+        f"Measured on commit `{commit}` with `{command}`: {len(outcomes)} mutations; "
         f"caught by a unit test: {caught_by_tests}; caught by a chapter: {caught_by_chapters}; "
         f"survivors (missed by the unit tests or by every chapter): {len(survivors)}"
         + (f" ({', '.join(survivors)})." if survivors else "."),
@@ -565,6 +565,7 @@ def main() -> None:
     commit = subprocess.run(
         ["git", "-C", str(REPOSITORY), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()
+    command = " ".join(["python", "tests/mutation_catalogue.py", *sys.argv[1:]])
     scratch = scratch_copy()
     try:
         if not arguments.no_baseline:
@@ -580,10 +581,10 @@ def main() -> None:
             )
         output = arguments.output or (None if arguments.only or arguments.skip_chapters else TABLE)
         if output is None:
-            print(table(outcomes, commit))
+            print(table(outcomes, commit, command))
         else:
             output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(table(outcomes, commit))
+            output.write_text(table(outcomes, commit, command))
             print(f"table written to {output}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
