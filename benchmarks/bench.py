@@ -135,6 +135,42 @@ def evaluation_rows() -> list[tuple[str, str]]:
     return rows
 
 
+def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]:
+    """Seeds per second of the experiment engine (issue 9): S = 30 seeds in one batched run against the
+    same seeds run one at a time (all schedules batched in both), and against one schedule and one seed
+    at a time (the loop of the old protocol). The looped rates are measured on ``looped_seeds`` seeds."""
+    from lagtheory.experiments.engine import run_cell
+    from lagtheory.experiments.studies import STUDIES
+    from lagtheory.schedules import SCHEDULE_NAMES
+
+    rows = []
+    for name, cell_index in (("languages", 2), ("regression", 0), ("icl", 0)):
+        study = STUDIES[name]
+        cell = study.cells[cell_index]
+        task = study.build(cell.name, cell.setting)
+        run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
+        start = time.perf_counter()
+        run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
+        batched = seeds / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for seed in range(looped_seeds):
+            run_cell(task, cell.training, SCHEDULE_NAMES, [seed])
+        looped = looped_seeds / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for seed in range(looped_seeds):
+            for schedule in SCHEDULE_NAMES:
+                run_cell(task, cell.training, [schedule], [seed])
+        single = looped_seeds / (time.perf_counter() - start)
+        rows.append(
+            (
+                f"engine, {name} ({cell.name}), {len(SCHEDULE_NAMES)} schedules: seeds/s at S = {seeds} batched "
+                "vs seeds one at a time vs schedule and seed one at a time",
+                f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
+            )
+        )
+    return rows
+
+
 def timed_command(command: list[str]) -> float:
     """Wall time in seconds of one run of a shell command in the repository root."""
     start = time.perf_counter()
@@ -163,9 +199,14 @@ def main() -> None:
     """Run every benchmark and write benchmarks/results.md."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-book", action="store_true", help="skip the nbval and book-build timings")
+    parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rows = exact_gradient_rows() + monte_carlo_rows() + evaluation_rows()
+    if args.only_engine:
+        for what, value in engine_rows():
+            print(f"| {what} | {value} |")
+        return
+    rows = exact_gradient_rows() + monte_carlo_rows() + evaluation_rows() + engine_rows()
     if not args.skip_book:
         rows += book_rows()
     lines = [

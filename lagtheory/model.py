@@ -167,15 +167,10 @@ class ShallowTransformer(torch.nn.Module):
         token's weight ``p`` is within ``delta`` of 1 its relative accuracy is
         about ``1e-16 / delta`` (1e-7 at n = 1e18, t = 1.5, one b).
         """
-        lengths = self._check_counts(counts, first_token)
-        scale = self._score_scale(lengths).unsqueeze(1)
-        if not self.first_position_score:
-            return torch.softmax(torch.log(counts) + self.theta * scale, dim=1)
-        first_one_hot = torch.nn.functional.one_hot(first_token, self.vocab_size).to(torch.float64)
-        rest_logits = torch.log(counts - first_one_hot) + self.theta * scale
-        first_logit = (self.theta[first_token] + self.s).unsqueeze(1) * scale
-        weights = torch.softmax(torch.cat([rest_logits, first_logit], dim=1), dim=1)
-        return weights[:, :-1] + weights[:, -1:] * first_one_hot
+        self._check_counts(counts, first_token)
+        return pooled_from_counts(
+            self.theta, self.s if self.first_position_score else None, counts, first_token, self.scaling
+        )
 
     def forward_counts(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
         """The model output ``f`` from token counts (see ``pooled_counts``), shape (batch,)."""
@@ -185,12 +180,12 @@ class ShallowTransformer(torch.nn.Module):
 
     def _score_scale(self, lengths: torch.Tensor) -> torch.Tensor:
         """The factor multiplying the scores: ``log n`` (eq-attention) or 1 (eq-unscaled)."""
-        return torch.log(lengths) if self.scaling == "log" else torch.ones_like(lengths)
+        return score_scale(lengths, self.scaling)
 
     def _readout(self, h: torch.Tensor) -> torch.Tensor:
         """``f = u . h`` (eq-readout) or ``f = sum_j a_j relu(V_j . h + b_j)``; see the class docstring."""
         if self.readout == "linear":
-            return self.u[0] + h[:, 1:] @ (self.u[1:] - self.u[0])
+            return linear_readout(self.u, h)
         return self._relu_neurons(h, slice(0, None, 2)) + self._relu_neurons(h, slice(1, None, 2))
 
     def _relu_neurons(self, h: torch.Tensor, neurons: slice) -> torch.Tensor:
@@ -250,6 +245,50 @@ class ShallowTransformer(torch.nn.Module):
         if bool((counts.gather(1, first_token.unsqueeze(1)) < 1).any()):
             raise ValueError("first_token must be a token with count >= 1 in its row of counts")
         return lengths
+
+
+def score_scale(lengths: torch.Tensor, scaling: str) -> torch.Tensor:
+    """The factor multiplying the attention scores: ``log n`` (eq-attention) or 1 (eq-unscaled)."""
+    return torch.log(lengths) if scaling == "log" else torch.ones_like(lengths)
+
+
+def pooled_from_counts(
+    theta: torch.Tensor,
+    s: torch.Tensor | None,
+    counts: torch.Tensor,
+    first_token: torch.Tensor | None,
+    scaling: str,
+) -> torch.Tensor:
+    """The pooled vector ``h`` of :meth:`ShallowTransformer.pooled_counts` (which validates its
+    input), shape (..., batch, d), for parameters with optional leading dimensions.
+
+    ``theta`` (..., d) and ``s`` (...) or None (no marker); ``counts`` (..., batch, d) and
+    ``first_token`` (..., batch) as in ``pooled_counts``. A leading dimension (one entry per
+    seed, say) broadcasts, so several independent models run in one call; without one this
+    is exactly the computation of ``pooled_counts``.
+    """
+    lengths = counts.sum(dim=-1)
+    scale = score_scale(lengths, scaling).unsqueeze(-1)
+    scores = theta.unsqueeze(-2) * scale
+    if s is None:
+        return torch.softmax(torch.log(counts) + scores, dim=-1)
+    first_one_hot = torch.nn.functional.one_hot(first_token, theta.shape[-1]).to(torch.float64)
+    rest_logits = torch.log(counts - first_one_hot) + scores
+    shape = torch.broadcast_shapes(theta.unsqueeze(-2).shape, first_one_hot.shape)
+    index = first_token.expand(shape[:-1]).unsqueeze(-1)
+    theta_first = theta.unsqueeze(-2).expand(shape).gather(-1, index).squeeze(-1)
+    first_logit = (theta_first + s.unsqueeze(-1)).unsqueeze(-1) * scale
+    weights = torch.softmax(torch.cat([rest_logits, first_logit], dim=-1), dim=-1)
+    return weights[..., :-1] + weights[..., -1:] * first_one_hot
+
+
+def linear_readout(u: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """``f = u . h`` (eq-readout) evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
+    to ``h`` when all ``u_v`` are equal, see :class:`ShallowTransformer`); ``u`` (d,) with ``h``
+    (batch, d), or ``u`` (..., d) with ``h`` (..., batch, d) for several models at once."""
+    if u.ndim == 1:
+        return u[0] + h[:, 1:] @ (u[1:] - u[0])
+    return u[..., :1] + (h[..., 1:] @ (u[..., 1:] - u[..., :1]).unsqueeze(-1)).squeeze(-1)
 
 
 def initialise(

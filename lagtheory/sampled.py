@@ -27,11 +27,13 @@ fixes the whole run):
   (``CountDistribution.table``); negatives have k = 0.
 
 Each step draws a fresh batch, takes the gradient of the batch mean of the
-logistic loss l(y f) = log(1 + e^(-y f)) by autograd, and moves the phase's
-group(s) by SGD with the phase's step sizes: ``lr_attention`` on the attention
-group (theta) and ``lr_output`` on the output group (u). In expectation over
-the batch this is the population gradient of :func:`lagtheory.population`
-(up to the truncation above), which is what the tests check.
+logistic loss l(y f) = log(1 + e^(-y f)) (:func:`lagtheory.losses.logistic_loss`)
+by autograd, and moves the phase's group(s) by SGD with the phase's step
+sizes: ``attention_lr`` on the attention group (theta) and ``output_lr`` on
+the output group (u). In expectation over the batch this is the population
+gradient of :func:`lagtheory.population` (up to the truncation above), which
+is what the tests check. The loop is :func:`lagtheory.training.descend`, the
+same as for the population runs, with torch's SGD as the update.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ from numpy.typing import ArrayLike, NDArray
 from ._validation import check_integer, check_parameter_vector, check_positive, check_probability, check_scaling
 from .counts import CountDistribution, resolve_counts
 from .lengths import Geometric, LengthDistribution
+from .losses import logistic_loss
 from .model import ShallowTransformer
-from .schedules import Phase, Trajectory, TrajectoryRecorder
+from .population_gd import Trajectory, TrajectoryRecorder
+from .schedules import Phase, check_phases
+from .training import TorchGroupOptimiser, descend
 
 
 @dataclass(frozen=True)
@@ -138,11 +143,10 @@ class DataSampler:
 def batch_loss(
     model: ShallowTransformer, counts: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """sum_i weights_i l(y_i f(x_i)) with l(z) = log(1 + e^(-z)) computed as logaddexp(0, -z)
-    (exact for every z, unlike torch's thresholded softplus); ``weights`` default to 1/B,
-    the batch mean. Counts are (#a, #b, ...) per string, fed to ``model.forward_counts``."""
-    margins = labels * model.forward_counts(counts)
-    losses = torch.logaddexp(torch.zeros_like(margins), -margins)
+    """sum_i weights_i l(y_i f(x_i)) with the exact logistic loss l (:func:`lagtheory.losses.logistic_loss`);
+    ``weights`` default to 1/B, the batch mean. Counts are (#a, #b, ...) per string, fed to
+    ``model.forward_counts``."""
+    losses = logistic_loss(labels * model.forward_counts(counts))
     if weights is None:
         return losses.mean()
     return losses @ weights
@@ -171,8 +175,7 @@ def run_sampled(
     batch); ``horizon`` and ``recognises`` are exact (:func:`lagtheory.recognition`,
     all lengths up to ``max_length``).
     """
-    if not isinstance(phases, list) or not phases or not all(isinstance(phase, Phase) for phase in phases):
-        raise ValueError("phases must be a non-empty list of Phase objects")
+    check_phases(phases)
     check_integer(batch_size, "batch_size", minimum=1)
     check_integer(seed, "seed", minimum=0)
     theta = check_parameter_vector(theta0, "theta0")
@@ -185,27 +188,23 @@ def run_sampled(
     with torch.no_grad():
         model.theta.copy_(torch.from_numpy(theta))
         model.u.copy_(torch.from_numpy(u))
-
+    optimiser = TorchGroupOptimiser([[model.theta]], [[model.u]], kind="sgd")
     recorder = TrajectoryRecorder(max_length, scaling)
+    previous: list[str | None] = [None]
 
-    def record(loss: float, group: str | None) -> None:
-        recorder.record(model.theta.detach().numpy(), model.u.detach().numpy(), loss, group)
+    def record(loss: float) -> None:
+        recorder.record(model.theta.detach().numpy(), model.u.detach().numpy(), loss, previous[0])
 
-    group_of_last_step = None
-    for phase in phases:
-        for _ in range(phase.steps):
-            batch = sampler.sample(batch_size, rng)
-            model.zero_grad(set_to_none=True)
-            loss = batch_loss(model, batch.counts, batch.labels)
-            loss.backward()
-            record(loss.item(), group_of_last_step)
-            with torch.no_grad():
-                if phase.group in ("attention", "joint"):
-                    model.theta -= phase.lr_attention * model.theta.grad
-                if phase.group in ("output", "joint"):
-                    model.u -= phase.lr_output * model.u.grad
-            group_of_last_step = phase.group
+    def gradient(step: int, phases_now: tuple[Phase | None, ...]) -> NDArray[np.float64]:
+        batch = sampler.sample(batch_size, rng)
+        loss = batch_loss(model, batch.counts, batch.labels)
+        optimiser.backward(loss, phases_now)
+        record(loss.item())
+        previous[0] = phases_now[0].group
+        return np.array([loss.item()])
+
+    descend([phases], gradient, optimiser.update)
     batch = sampler.sample(batch_size, rng)
     with torch.no_grad():
-        record(batch_loss(model, batch.counts, batch.labels).item(), group_of_last_step)
+        record(batch_loss(model, batch.counts, batch.labels).item())
     return recorder.trajectory()

@@ -1,179 +1,244 @@
-"""Training protocols as sequences of gradient-descent phases on the exact
-population loss (book eq. eq-population-loss), in the original coordinates
-(theta, u): GD is not invariant under the change to (t, c, w), so it never
-acts on those.
+"""Training schedules as sequences of phases: one catalogue for the theory
+chapters and the experiments.
 
-A phase trains the attention (theta), the output layer (u), or both, for a
-number of full-batch steps with its own step sizes. The protocols of the book
-(output-only, attention-only, one attention step then output, three-phase,
-joint, two-timescale) are lists of phases; :func:`run_schedule` runs any list
-and records the trajectory, including the exact recognition horizon after
-every step (:func:`lagtheory.recognition`).
+A :class:`Phase` is a number of gradient steps with one step size per
+parameter group: ``attention_lr`` on the attention (theta, and the
+first-position score s; the query or key-query matrix in the experiments) and
+``output_lr`` on the output layer (u; the readout). A step size of 0 freezes
+its group exactly. A schedule is a list of phases; the named schedules of the
+book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
+
+* ``joint``: both groups throughout;
+* ``lag``: the output layer alone for ``warm_steps`` steps, then joint
+  (attention learning lags output learning);
+* ``lead``: the attention alone for ``warm_steps`` steps, the output layer
+  frozen at its initial value, then joint;
+* ``one-step``: one attention step of size ``big_step``, then the output
+  layer alone (``thm-one-step``);
+* ``three-phase``: one output step of size ``first_output_step``, one
+  attention step of size ``big_step``, then the output layer alone
+  (``thm-three-phase``);
+* ``two-timescale-r``: joint, with the attention step size multiplied by r;
+* ``output-only`` and ``attention-only`` (``thm-threshold``,
+  ``thm-attention-only``).
+
+The same phases drive the exact population gradient descent of the theory
+(:func:`lagtheory.population_gd.run_schedule`, numpy), the mini-batch runs of
+:mod:`lagtheory.sampled` and the seed-batched experiments of
+:mod:`lagtheory.experiments.engine` (torch SGD or Adam), all through the one
+loop :func:`lagtheory.training.descend`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_parameter_vector
-from .counts import CountDistribution
-from .exact_recognition import recognition
-from .lengths import LengthDistribution
-from .population import population
+from ._validation import check_integer, check_positive
 
-GROUPS = ("output", "attention", "joint")
+ACCOUNTINGS = ("total", "joint")
+"""How the step budget T is counted: every schedule takes T steps in all ("total"),
+or the last phase of every schedule takes T steps, after its warm-up ("joint")."""
+
+TWO_TIMESCALE_PREFIX = "two-timescale-"
+SCHEDULE_NAMES: tuple[str, ...] = (
+    "joint",
+    "lag",
+    "lead",
+    "one-step",
+    "three-phase",
+    "two-timescale-0.1",
+    "two-timescale-0.3",
+    "two-timescale-3",
+)
+"""The schedules the experiments compare (any ``two-timescale-r`` with r > 0 is accepted too)."""
+THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
+
+
+def _check_step_size(value: object, name: str) -> float:
+    """A finite real step size >= 0 (0 freezes a group)."""
+    if value == 0 and not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
+        return 0.0
+    return check_positive(value, name)
 
 
 @dataclass(frozen=True)
 class Phase:
-    """``steps`` full-batch GD steps on ``group`` ("output": u, "attention": theta,
-    "joint": both) with step sizes ``lr_output`` on u and ``lr_attention`` on theta
-    (the one not trained is ignored)."""
+    """``steps`` gradient steps with step size ``attention_lr`` on the attention group and
+    ``output_lr`` on the output group; a step size of 0 freezes that group exactly."""
 
-    group: str
     steps: int
-    lr_output: float = 0.0
-    lr_attention: float = 0.0
+    attention_lr: float
+    output_lr: float
 
     def __post_init__(self) -> None:
-        if self.group not in GROUPS:
-            raise ValueError(f"group must be one of {GROUPS}, got {self.group!r}")
-        if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or self.steps < 0:
-            raise ValueError(f"steps must be a whole number >= 0, got {self.steps!r}")
-        for name in ("lr_output", "lr_attention"):
-            value = getattr(self, name)
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        if self.group in ("output", "joint") and self.lr_output <= 0:
-            raise ValueError(f"lr_output must be > 0 for a phase that trains the output layer, got {self.lr_output!r}")
-        if self.group in ("attention", "joint") and self.lr_attention <= 0:
-            raise ValueError(
-                f"lr_attention must be > 0 for a phase that trains the attention, got {self.lr_attention!r}"
-            )
-
-
-@dataclass
-class Trajectory:
-    """Per-step record of a run: row 0 is the initial point, row i the point after step i.
-
-    ``horizon[i]`` is the exact recognition horizon (largest H with every string of
-    length <= H right, capped at ``max_length``) and ``recognises[i]`` whether every
-    string up to ``max_length`` is right.
-    """
-
-    theta: NDArray[np.float64]
-    u: NDArray[np.float64]
-    loss: NDArray[np.float64]
-    horizon: NDArray[np.int64]
-    recognises: NDArray[np.bool_]
-    phase_of_step: list[str] = field(default_factory=list)
+        check_integer(self.steps, "steps", minimum=0)
+        _check_step_size(self.attention_lr, "attention_lr")
+        _check_step_size(self.output_lr, "output_lr")
+        if self.attention_lr == 0 and self.output_lr == 0:
+            raise ValueError("attention_lr and output_lr must not both be 0 (a phase must train something)")
 
     @property
-    def t(self) -> NDArray[np.float64]:
-        """T = theta_b - theta_a along the run."""
-        return self.theta[:, 1] - self.theta[:, 0]
+    def group(self) -> str:
+        """The groups this phase trains: "output", "attention" or "joint"."""
+        if self.attention_lr == 0:
+            return "output"
+        return "attention" if self.output_lr == 0 else "joint"
 
 
-class TrajectoryRecorder:
-    """Collects the points of a run (parameters, loss, exact recognition verdict) into a
-    :class:`Trajectory`; shared by the population runs here and the mini-batch runs of
-    :mod:`lagtheory.sampled`."""
-
-    def __init__(self, max_length: int, scaling: str) -> None:
-        self.max_length, self.scaling = max_length, scaling
-        self.thetas: list[NDArray[np.float64]] = []
-        self.us: list[NDArray[np.float64]] = []
-        self.losses: list[float] = []
-        self.horizons: list[int] = []
-        self.verdicts: list[bool] = []
-        self.labels: list[str] = []
-
-    def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float, group: str | None = None) -> None:
-        """Add one point; ``group`` names the phase of the step that led to it (None for the start)."""
-        verdict = recognition(theta, u, self.max_length, self.scaling)
-        self.thetas.append(np.array(theta, dtype=np.float64))
-        self.us.append(np.array(u, dtype=np.float64))
-        self.losses.append(loss)
-        self.horizons.append(verdict.horizon)
-        self.verdicts.append(verdict.recognises)
-        if group is not None:
-            self.labels.append(group)
-
-    def trajectory(self) -> Trajectory:
-        return Trajectory(
-            theta=np.array(self.thetas),
-            u=np.array(self.us),
-            loss=np.array(self.losses),
-            horizon=np.array(self.horizons, dtype=np.int64),
-            recognises=np.array(self.verdicts),
-            phase_of_step=self.labels,
-        )
+# -- the named schedules --------------------------------------------------------
 
 
-def run_schedule(
-    phases: list[Phase],
-    lengths: LengthDistribution,
-    theta0: ArrayLike = (0.0, 0.0),
-    u0: ArrayLike = (0.0, 0.0),
-    positives: str | CountDistribution = "one-b",
-    prior: float = 0.5,
-    scaling: str = "log",
-    tol: float = 1e-12,
-    max_length: int = 10**12,
-) -> Trajectory:
-    """Run the phases in order from (theta0, u0) by full-batch GD on the exact population loss."""
-    theta = check_parameter_vector(theta0, "theta0").copy()
-    u = check_parameter_vector(u0, "u0").copy()
-    if not phases or not all(isinstance(phase, Phase) for phase in phases):
-        raise ValueError("phases must be a non-empty list of Phase objects")
-    recorder = TrajectoryRecorder(max_length, scaling)
-    state = population(theta, u, lengths, positives, tol, prior, scaling)
-    recorder.record(theta, u, state.loss)
-    for phase in phases:
-        for _ in range(phase.steps):
-            if phase.group in ("attention", "joint"):
-                theta = theta - phase.lr_attention * state.grad_theta
-            if phase.group in ("output", "joint"):
-                u = u - phase.lr_output * state.grad_u
-            state = population(theta, u, lengths, positives, tol, prior, scaling)
-            recorder.record(theta, u, state.loss, phase.group)
-    return recorder.trajectory()
-
-
-def output_only(steps: int, lr: float) -> list[Phase]:
-    """Train only u (theta stays at its initial value)."""
-    return [Phase("output", steps, lr_output=lr)]
-
-
-def attention_only(steps: int, lr: float) -> list[Phase]:
-    """Train only theta (u frozen at its initial value)."""
-    return [Phase("attention", steps, lr_attention=lr)]
-
-
-def attention_step_then_output(eta_attention: float, steps: int, lr: float) -> list[Phase]:
-    """One attention step of size eta_attention, then output-only training."""
-    return [Phase("attention", 1, lr_attention=eta_attention), Phase("output", steps, lr_output=lr)]
-
-
-def three_phase(eta1: float, eta2: float, steps3: int, lr3: float) -> list[Phase]:
-    """Theorem thm-three-phase: one output step (eta1), one attention step (eta2),
-    then ``steps3`` output steps of size lr3 with theta frozen."""
-    return [
-        Phase("output", 1, lr_output=eta1),
-        Phase("attention", 1, lr_attention=eta2),
-        Phase("output", steps3, lr_output=lr3),
-    ]
-
-
-def joint(steps: int, lr: float) -> list[Phase]:
-    """Train theta and u together with one step size."""
-    return [Phase("joint", steps, lr_output=lr, lr_attention=lr)]
+def joint(steps: int, lr: float, attention_lr: float | None = None) -> list[Phase]:
+    """Train both groups together; the attention's step size is ``attention_lr`` (default ``lr``)."""
+    return [Phase(steps, lr if attention_lr is None else attention_lr, lr)]
 
 
 def two_timescale(steps: int, lr: float, ratio: float) -> list[Phase]:
     """Joint training with the attention step size ``ratio`` times the output's
     (ratio < 1: attention lags; ratio > 1: attention leads)."""
-    return [Phase("joint", steps, lr_output=lr, lr_attention=ratio * lr)]
+    check_positive(ratio, "ratio")
+    return [Phase(steps, ratio * lr, lr)]
+
+
+def lag(warm_steps: int, steps: int, lr: float, attention_lr: float | None = None) -> list[Phase]:
+    """The output layer alone for ``warm_steps`` steps, then ``steps`` joint steps."""
+    return [Phase(warm_steps, 0.0, lr), Phase(steps, lr if attention_lr is None else attention_lr, lr)]
+
+
+def lead(warm_steps: int, steps: int, lr: float, attention_lr: float | None = None) -> list[Phase]:
+    """The attention alone for ``warm_steps`` steps (output frozen), then ``steps`` joint steps."""
+    attention = lr if attention_lr is None else attention_lr
+    return [Phase(warm_steps, attention, 0.0), Phase(steps, attention, lr)]
+
+
+def one_step(big_step: float, steps: int, lr: float) -> list[Phase]:
+    """One attention step of size ``big_step``, then ``steps`` output-only steps of size ``lr``."""
+    return [Phase(1, big_step, 0.0), Phase(steps, 0.0, lr)]
+
+
+def three_phase(eta1: float, eta2: float, steps3: int, lr3: float) -> list[Phase]:
+    """Theorem thm-three-phase: one output step (eta1), one attention step (eta2),
+    then ``steps3`` output steps of size lr3 with theta frozen."""
+    return [Phase(1, 0.0, eta1), Phase(1, eta2, 0.0), Phase(steps3, 0.0, lr3)]
+
+
+def output_only(steps: int, lr: float) -> list[Phase]:
+    """Train only the output layer (the attention stays at its initial value)."""
+    return [Phase(steps, 0.0, lr)]
+
+
+def attention_only(steps: int, lr: float) -> list[Phase]:
+    """Train only the attention (the output layer frozen at its initial value)."""
+    return [Phase(steps, lr, 0.0)]
+
+
+@dataclass(frozen=True)
+class ScheduleSettings:
+    """What a named schedule needs: the step budget ``steps`` (T), the base step sizes
+    ``attention_lr`` and ``output_lr`` of the two groups, ``warm_steps`` for lag and lead,
+    ``big_step`` for the single attention step of one-step and three-phase,
+    ``first_output_step`` for three-phase's first step (None: ``output_lr``) and the step
+    ``accounting`` (:data:`ACCOUNTINGS`)."""
+
+    steps: int
+    attention_lr: float
+    output_lr: float
+    warm_steps: int
+    big_step: float
+    first_output_step: float | None = None
+    accounting: str = "total"
+
+    def __post_init__(self) -> None:
+        check_integer(self.steps, "steps", minimum=1)
+        check_positive(self.attention_lr, "attention_lr")
+        check_positive(self.output_lr, "output_lr")
+        check_integer(self.warm_steps, "warm_steps", minimum=1)
+        check_positive(self.big_step, "big_step")
+        if self.first_output_step is not None:
+            check_positive(self.first_output_step, "first_output_step")
+        if self.accounting not in ACCOUNTINGS:
+            raise ValueError(f"accounting must be one of {ACCOUNTINGS}, got {self.accounting!r}")
+        if self.accounting == "total" and self.warm_steps >= self.steps:
+            raise ValueError(
+                f"warm_steps must satisfy 1 <= warm_steps < steps = {self.steps} under equal total steps, "
+                f"got {self.warm_steps}"
+            )
+        if self.accounting == "total" and self.steps < 3:
+            raise ValueError(f"steps must be >= 3 under equal total steps (three-phase takes 2 + 1), got {self.steps}")
+
+
+def two_timescale_ratio(name: str) -> float:
+    """The ratio r of a schedule named ``two-timescale-r``; ValueError for another name."""
+    if not isinstance(name, str) or not name.startswith(TWO_TIMESCALE_PREFIX):
+        raise ValueError(f"name must be 'two-timescale-r' with r > 0, got {name!r}")
+    try:
+        ratio = float(name[len(TWO_TIMESCALE_PREFIX) :])
+    except ValueError as error:
+        raise ValueError(f"name must be 'two-timescale-r' with a number r > 0, got {name!r}") from error
+    if not math.isfinite(ratio) or ratio <= 0:
+        raise ValueError(f"name must be 'two-timescale-r' with a finite r > 0, got {name!r}")
+    return ratio
+
+
+def check_schedule_name(name: object) -> str:
+    """A name of :data:`SCHEDULE_NAMES`, ``two-timescale-r`` or one of :data:`THEORY_ONLY_NAMES`."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES}, got {type(name).__name__}")
+    if name.startswith(TWO_TIMESCALE_PREFIX):
+        two_timescale_ratio(name)
+    elif name not in SCHEDULE_NAMES + THEORY_ONLY_NAMES:
+        raise ValueError(f"name must be one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES} or 'two-timescale-r', got {name!r}")
+    return name
+
+
+def make_schedule(name: str, settings: ScheduleSettings) -> list[Phase]:
+    """The phases of the schedule ``name`` (module docstring) under ``settings``.
+
+    Under ``accounting="total"`` every schedule takes ``settings.steps`` steps in
+    all (the warm-up of lag and lead, and the single steps of one-step and
+    three-phase, come out of the budget); under ``"joint"`` the last phase takes
+    ``settings.steps`` steps and the steps before it are extra.
+    """
+    check_schedule_name(name)
+    if not isinstance(settings, ScheduleSettings):
+        raise TypeError(f"settings must be a ScheduleSettings, got {type(settings).__name__}")
+    s = settings
+    total = s.accounting == "total"
+    a, o = s.attention_lr, s.output_lr
+    if name == "joint":
+        return joint(s.steps, o, attention_lr=a)
+    if name.startswith(TWO_TIMESCALE_PREFIX):
+        return joint(s.steps, o, attention_lr=two_timescale_ratio(name) * a)
+    if name == "output-only":
+        return output_only(s.steps, o)
+    if name == "attention-only":
+        return attention_only(s.steps, a)
+    if name in ("lag", "lead"):
+        rest = s.steps - s.warm_steps if total else s.steps
+        return (lag if name == "lag" else lead)(s.warm_steps, rest, o, attention_lr=a)
+    if name == "one-step":
+        return one_step(s.big_step, s.steps - 1 if total else s.steps, o)
+    first = o if s.first_output_step is None else s.first_output_step
+    return three_phase(first, s.big_step, s.steps - 2 if total else s.steps, o)
+
+
+def check_phases(phases: object, name: str = "phases") -> list[Phase]:
+    """A non-empty list of Phase objects."""
+    if not isinstance(phases, list) or not phases or not all(isinstance(phase, Phase) for phase in phases):
+        raise ValueError(f"{name} must be a non-empty list of Phase objects")
+    return phases
+
+
+def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
+    """Step by step, the phase of each schedule (None once a schedule has finished):
+    row i holds the phases that step i of every schedule belongs to."""
+    if not isinstance(schedules, list) or not schedules:
+        raise ValueError("schedules must be a non-empty list of lists of Phase objects")
+    per_schedule = [
+        [phase for phase in check_phases(phases, "schedules[i]") for _ in range(phase.steps)] for phases in schedules
+    ]
+    longest = max(len(steps) for steps in per_schedule)
+    return [tuple(steps[i] if i < len(steps) else None for steps in per_schedule) for i in range(longest)]

@@ -1,11 +1,10 @@
-"""The claim map parser (lagtheory.claims) on a synthetic book, and the rules on the real book."""
+"""The claim map parser (book/_ext/claims.py) on a synthetic book, and the rules on the real book."""
 
 import json
 from pathlib import Path
 
 import pytest
-
-from lagtheory.claims import read_claims
+from claims import CheckCell, read_claims  # book/_ext (pytest.ini puts it on the path)
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
@@ -52,6 +51,34 @@ def test_statements_edges_and_status(mini_book):
     assert claims.statements["lem-small"].status == "sympy only"
     assert claims.statements["def-thing"].status == "none"
     assert claims.problems() == []  # definitions need no check
+
+
+def test_check_cells_are_kept_with_their_place(mini_book):
+    claims = read_claims(mini_book)
+    sympy_cell = CheckCell("sympy", ("lem-small", "thm-big"), "b.ipynb", 1, 1)
+    numeric_cell = CheckCell("numeric", ("thm-big",), "b.ipynb", 2, 2)
+    assert claims.check_cells == [sympy_cell, numeric_cell]
+    assert claims.statements["thm-big"].check_cells == [sympy_cell, numeric_cell]
+    assert claims.statements["lem-small"].check_cells == [sympy_cell]
+    assert numeric_cell.anchor == "check-b-2"
+    assert CheckCell("numeric", ("x",), "sub/c.ipynb", 4, 3).anchor == "check-sub-c-3"
+
+
+def test_text_forms_are_skipped(mini_book):
+    """book/text holds the notebooks' jupytext pairs: reading them too would define every label twice."""
+    (mini_book / "text").mkdir()
+    (mini_book / "text" / "b.md").write_text(":::{prf:theorem} Big\n:label: thm-big\nText.\n:::\n")
+    (mini_book / "text" / "new.md").write_text(":::{prf:lemma} Only here\n:label: lem-text-only\nText.\n:::\n")
+    claims = read_claims(mini_book)
+    assert claims.problems() == []
+    assert "lem-text-only" not in claims.statements
+
+
+def test_experiment_labels_are_kept_but_need_no_statement(mini_book):
+    (mini_book / "g.ipynb").write_text(notebook([("markdown", "text"), ("code", "# check[numeric]: emp-run\n1")]))
+    claims = read_claims(mini_book)
+    assert claims.problems() == []
+    assert CheckCell("numeric", ("emp-run",), "g.ipynb", 1, 1) in claims.check_cells
 
 
 def test_unchecked_theorem_is_a_problem(mini_book):

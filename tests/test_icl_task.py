@@ -18,6 +18,7 @@ E[(x.a)(x.b) x x^T] = (a.b) I + a b^T + b a^T:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -25,15 +26,17 @@ import pytest
 import torch
 from scipy.optimize import minimize_scalar
 
+from lagtheory.experiments import engine as E
 from lagtheory.experiments import icl as I
-from lagtheory.experiments.protocol import SCHEDULE_NAMES
+from lagtheory.experiments.sequence_tasks import STREAM_CHUNK
+from lagtheory.schedules import SCHEDULE_NAMES
 
 
 def prompt(inputs: list[list[float]], labels: list[float], query: list[float]) -> I.PromptBatch:
     """One hand-made prompt (a batch of one); beta and query_label are placeholders."""
     x = torch.tensor([inputs], dtype=torch.float64)
     m = x.shape[1]
-    return I.PromptBatch(
+    return I.prompt_batch(
         x,
         torch.tensor([labels], dtype=torch.float64),
         torch.ones(1, m, dtype=torch.bool),
@@ -56,7 +59,7 @@ def model_with(key_query: list[list[float]], value: list[float]) -> I.LinearSelf
 
 
 def test_prompt_shapes_padding_and_labels() -> None:
-    batch = I.sample_prompts(I.step_generator(1, 2), 30, 3, 9, 4)
+    batch = I.sample_prompts(np.random.default_rng([1, 2]), 30, 3, 9, 4)
     assert batch.inputs.shape == (30, 9, 4) and batch.labels.shape == (30, 9)
     assert batch.query.shape == (30, 4) and batch.query_label.shape == (30,) and batch.beta.shape == (30, 4)
     counts = batch.counts.long()
@@ -73,16 +76,16 @@ def test_prompt_shapes_padding_and_labels() -> None:
 
 
 def test_prompts_are_determined_by_seed_and_step() -> None:
-    first = I.sample_prompts(I.step_generator(4, 9), 8, 2, 40, 5)
-    again = I.sample_prompts(I.step_generator(4, 9), 8, 2, 40, 5)
-    other = I.sample_prompts(I.step_generator(4, 8), 8, 2, 40, 5)
+    first = I.sample_prompts(np.random.default_rng([4, 9]), 8, 2, 40, 5)
+    again = I.sample_prompts(np.random.default_rng([4, 9]), 8, 2, 40, 5)
+    other = I.sample_prompts(np.random.default_rng([4, 8]), 8, 2, 40, 5)
     for name in ("inputs", "labels", "mask", "counts", "query", "query_label", "beta"):
         assert torch.equal(getattr(first, name), getattr(again, name))
     assert not torch.equal(first.inputs, other.inputs)
 
 
 def test_task_vector_has_covariance_identity_over_dim() -> None:
-    beta = I.sample_prompts(I.step_generator(0, 0), 20000, 1, 1, 4).beta.numpy()
+    beta = I.sample_prompts(np.random.default_rng([0, 0]), 20000, 1, 1, 4).beta.numpy()
     assert np.allclose(np.cov(beta.T), np.eye(4) / 4, atol=0.01)
 
 
@@ -100,8 +103,10 @@ def test_forward_matches_hand_computation_in_dimension_one() -> None:
 
 def test_padding_does_not_change_the_prediction() -> None:
     model = I.LinearSelfAttention(3)
-    I.initialise(model, 1.0, torch.Generator().manual_seed(0))
-    batch = I.sample_prompts(I.step_generator(0, 5), 6, 2, 8, 3)
+    with torch.no_grad():
+        model.key_query.copy_(torch.from_numpy(np.random.default_rng(0).standard_normal((4, 3))))
+        model.value.copy_(torch.from_numpy(np.random.default_rng(1).standard_normal(4)))
+    batch = I.sample_prompts(np.random.default_rng([0, 5]), 6, 2, 8, 3)
     with torch.no_grad():
         padded = model(batch)
         for b in range(6):
@@ -114,7 +119,7 @@ def test_gd_parameters_reproduce_one_step_gd() -> None:
     # K = [eta I ; 0], w = e_label: y_hat = (1/m) sum_i y_i <x_i, eta x_q>
     dim, eta = 3, 0.7
     model = model_with((np.vstack([eta * np.eye(dim), np.zeros((1, dim))])).tolist(), [0.0, 0.0, 0.0, 1.0])
-    batch = I.sample_prompts(I.step_generator(2, 3), 10, 2, 12, dim)
+    batch = I.sample_prompts(np.random.default_rng([2, 3]), 10, 2, 12, dim)
     by_loop = []
     for b in range(10):
         m = int(batch.counts[b])
@@ -129,9 +134,11 @@ def test_gd_parameters_reproduce_one_step_gd() -> None:
 def test_effective_matrix_is_the_label_odd_part() -> None:
     # (y_hat(y) - y_hat(-y)) / 2, the label-odd part, equals g^T Gamma x_q
     model = I.LinearSelfAttention(3)
-    I.initialise(model, 1.0, torch.Generator().manual_seed(5))
-    batch = I.sample_prompts(I.step_generator(1, 1), 20, 2, 10, 3)
-    flipped = I.PromptBatch(
+    with torch.no_grad():
+        model.key_query.copy_(torch.from_numpy(np.random.default_rng(5).standard_normal((4, 3))))
+        model.value.copy_(torch.from_numpy(np.random.default_rng(6).standard_normal(4)))
+    batch = I.sample_prompts(np.random.default_rng([1, 1]), 20, 2, 10, 3)
+    flipped = I.prompt_batch(
         batch.inputs, -batch.labels, batch.mask, batch.counts, batch.query, batch.query_label, batch.beta
     )
     with torch.no_grad():
@@ -148,7 +155,7 @@ def loss_gradients(model: I.LinearSelfAttention, batch: I.PromptBatch) -> tuple[
 
 
 def test_each_factor_has_exactly_zero_gradient_when_the_other_is_zero() -> None:
-    batch = I.sample_prompts(I.step_generator(3, 3), 64, 2, 40, 4)
+    batch = I.sample_prompts(np.random.default_rng([3, 3]), 64, 2, 40, 4)
     model = I.LinearSelfAttention(4)
     with torch.no_grad():
         model.key_query.copy_(torch.randn(5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1)))
@@ -167,7 +174,7 @@ def test_population_attention_gradient_at_zero_key_query() -> None:
     dim = 3
     value = [0.8, -0.5, 0.3, 0.9]  # (w_x, w_y)
     model = model_with(np.zeros((dim + 1, dim)).tolist(), value)
-    batches = [I.sample_prompts(I.step_generator(55, chunk), 4000, 2, 40, dim) for chunk in range(20)]
+    batches = [I.sample_prompts(np.random.default_rng([55, chunk]), 4000, 2, 40, dim) for chunk in range(20)]
     grads = np.array([loss_gradients(model, batch)[0].numpy() for batch in batches])
     mean, error = grads.mean(axis=0), grads.std(axis=0, ddof=1) / math.sqrt(20)
     expected = -(2 / dim) * np.vstack([value[-1] * np.eye(dim), np.array(value[:-1])[None, :]])
@@ -182,7 +189,7 @@ def test_one_step_gd_error_closed_form_against_monte_carlo() -> None:
     for m in (3, 20):
         errors = []
         for chunk in range(10):
-            batch = I.sample_prompts(I.step_generator(66, 100 * m + chunk), 4000, m, m, dim)
+            batch = I.sample_prompts(np.random.default_rng([66, 100 * m + chunk]), 4000, m, m, dim)
             errors.append(float(((I.one_step_gd_prediction(batch, eta) - batch.query_label) ** 2).mean()))
         mean, error = np.mean(errors), np.std(errors, ddof=1) / math.sqrt(10)
         expected = eta**2 * (1 + (dim + 1) / m) - 2 * eta + 1
@@ -205,7 +212,7 @@ def test_optimal_step() -> None:
 
 
 def test_least_squares_prediction() -> None:
-    batch = I.sample_prompts(I.step_generator(8, 8), 40, 1, 8, 4)
+    batch = I.sample_prompts(np.random.default_rng([8, 8]), 40, 1, 8, 4)
     prediction = I.least_squares_prediction(batch).numpy()
     for b in range(40):
         m = int(batch.counts[b])
@@ -219,41 +226,50 @@ def test_least_squares_prediction() -> None:
 # -- runs ------------------------------------------------------------------
 
 
+SMALL = I.ICLSetting(train_min=2, train_max=8, test_sizes=(5, 50), test_size=8, test_seed=3, dim=3)
+
+
+def _config(**changes) -> E.TrainingConfig:
+    values = {"steps": 6, "attention_lr": 0.2, "output_lr": 0.2, "warm_steps": 2, "big_step": 2.0, "batch_size": 5}
+    values.update(changes)
+    return E.TrainingConfig(**values, attention_init="random")
+
+
 def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -> None:
-    config = I.ICLConfig(dim=3, total_steps=6, warm_steps=2, test_contexts=(5, 50), test_size=8)
-    tests = I.held_out_prompts(config)
-    prompts = I.training_prompts(config, 2)
-    assert len(prompts) == 6
-    drawn = I.sample_prompts(I.step_generator(2, 5), config.batch_size, I.TRAIN_MIN_CONTEXT, I.TRAIN_MAX_CONTEXT, 3)
-    assert torch.equal(prompts[4].inputs, drawn.inputs) and torch.equal(prompts[4].query_label, drawn.query_label)
-    runs = {name: I.run(config, name, 2, prompts, tests) for name in SCHEDULE_NAMES}
-    assert len({run.losses[0] for run in runs.values()}) == 1
-    again = I.run(config, "lead", 2, I.training_prompts(config, 2), tests)
-    assert np.array_equal(again.losses, runs["lead"].losses)
-    assert np.array_equal(again.test_errors, runs["lead"].test_errors)
-    assert runs["lead"].test_errors.shape == (2,)
+    task = I.ICLTask(SMALL)
+    runs = E.run_cell(task, _config(), SCHEDULE_NAMES, (2,))
+    assert len(set(runs.losses[:, 0, 0].tolist())) == 1
+    lead, lag = SCHEDULE_NAMES.index("lead"), SCHEDULE_NAMES.index("lag")
+    again = E.run_cell(task, _config(), ["lead"], (2,))
+    np.testing.assert_allclose(again.losses[0], runs.losses[lead], rtol=1e-12, atol=0)
+    assert runs.metrics["test_errors"].shape == (len(SCHEDULE_NAMES), 1, 2)
     # lead freezes the output group for warm_steps steps, lag the attention group
-    assert np.all(runs["lead"].label_value[:3] == runs["lead"].label_value[0])
-    assert np.all(runs["lag"].key_query_trace[:3] == runs["lag"].key_query_trace[0])
-    for batch, m in zip(tests, config.test_contexts, strict=False):
+    assert np.all(runs.traces["label_value"][lead, 0, :3] == runs.traces["label_value"][lead, 0, 0])
+    assert np.all(runs.traces["key_query_trace"][lag, 0, :3] == runs.traces["key_query_trace"][lag, 0, 0])
+    for batch, m in zip(task.test_batches(), SMALL.test_sizes, strict=True):
         assert batch.inputs.shape == (8, m, 3) and torch.all(batch.counts == m)
 
 
 def test_run_takes_plain_sgd_steps_on_the_prompts_of_each_step() -> None:
-    # re-implementation of two joint SGD steps, by hand: p <- p - lr * grad on batch s at step s
-    config = I.ICLConfig(dim=2, batch_size=5, total_steps=3, warm_steps=1, lr=0.2, test_contexts=(4,), test_size=2)
-    prompts = I.training_prompts(config, 6)
-    result = I.run(config, "joint", 6, prompts, I.held_out_prompts(config))
+    """Re-implementation of three joint SGD steps, by hand: p <- p - lr * grad on the seed's prompts of each step
+    (drawn from SeedSequence([seed, 1]), STREAM_CHUNK steps at a time), from the seed's initial draws (SeedSequence([seed, 0]))."""
+    task = I.ICLTask(I.ICLSetting(train_min=2, train_max=8, test_sizes=(4, 20), test_size=2, test_seed=3, dim=2))
+    result = E.run_cell(task, _config(steps=3, warm_steps=1), ["joint"], (6,))
+    draws = np.random.default_rng(np.random.SeedSequence([6, 0]))
     model = I.LinearSelfAttention(2)
-    I.initialise(model, config.init_scale, I.step_generator(6, 0))
+    with torch.no_grad():
+        model.value.copy_(torch.from_numpy(0.1 * draws.standard_normal(3)))
+        model.key_query.copy_(torch.from_numpy(0.1 * draws.standard_normal((3, 2))))
+    chunk = I.sample_prompts(np.random.default_rng(np.random.SeedSequence([6, 1])), (STREAM_CHUNK, 5), 2, 8, 2)
     for step in range(3):
-        loss = ((model(prompts[step]) - prompts[step].query_label) ** 2).mean()
-        assert math.isclose(result.losses[step], float(loss.detach()), rel_tol=1e-12)
+        prompts = I.PromptBatch(*(getattr(chunk, f.name)[step] for f in dataclasses.fields(I.PromptBatch)))
+        loss = ((model(prompts) - prompts.query_label) ** 2).mean()
+        assert math.isclose(result.losses[0, 0, step], float(loss.detach()), rel_tol=1e-12)
         key_query_grad, value_grad = torch.autograd.grad(loss, [model.key_query, model.value])
         with torch.no_grad():
             model.key_query -= 0.2 * key_query_grad
             model.value -= 0.2 * value_grad
-    assert np.allclose(result.key_query, model.key_query.detach().numpy(), rtol=1e-12, atol=0)
+    assert np.allclose(result.final["key_query"][0, 0], model.key_query.detach().numpy(), rtol=1e-12, atol=0)
 
 
 # -- bad input -------------------------------------------------------------
@@ -272,11 +288,11 @@ def test_run_takes_plain_sgd_steps_on_the_prompts_of_each_step() -> None:
 def test_sample_prompts_rejects_bad_arguments(kwargs: dict, error: type, match: str) -> None:
     arguments = {"batch_size": 2, "min_context": 2, "max_context": 4, "dim": 3} | kwargs
     with pytest.raises(error, match=match):
-        I.sample_prompts(torch.Generator(), **arguments)
+        I.sample_prompts(np.random.default_rng(0), **arguments)
 
 
 def test_other_bad_input() -> None:
-    batch = I.sample_prompts(torch.Generator().manual_seed(0), 2, 2, 4, 3)
+    batch = I.sample_prompts(np.random.default_rng(0), 2, 2, 4, 3)
     with pytest.raises(ValueError, match="step_size"):
         I.one_step_gd_prediction(batch, float("inf"))
     with pytest.raises(ValueError, match="context"):
@@ -285,12 +301,5 @@ def test_other_bad_input() -> None:
         I.LinearSelfAttention(4)(batch)
     with pytest.raises(TypeError, match="batch"):
         I.LinearSelfAttention(3)(batch.inputs)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="scale"):
-        I.initialise(I.LinearSelfAttention(3), 0.0, torch.Generator())
     with pytest.raises(ValueError, match="max_context"):
         I.optimal_step(3, 5, 2)
-    config = I.ICLConfig(total_steps=3, warm_steps=1, test_contexts=(5, 6))
-    with pytest.raises(ValueError, match="prompts"):
-        I.run(config, "joint", 0, [], I.held_out_prompts(config))
-    with pytest.raises(ValueError, match="tests"):
-        I.run(config, "joint", 0, I.training_prompts(config, 0), [])

@@ -1,34 +1,36 @@
-"""Tests of the language tasks (lagtheory.experiments.language_tasks).
+"""Tests of the language tasks (catalogue, features, word sampling, the exact
+worst-case verifier and the engine task).
 
 Independent references: brute-force enumeration of all words up to length 10
 (labels from the DFA's own ``accepts``, outputs from the model's token path),
-hand-derived feature sequences, and closed forms of the worst case of the
-witness parameters at n = 1e12.
+hand-derived feature sequences, closed forms of the worst case of the witness
+parameters at n = 1e12, and a min-plus matrix power in 60-digit mpmath
+arithmetic (no signed-log numbers) for the models of the three-phase
+schedule, whose scores lie beyond float64's range.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments.language_tasks import (
-    TASKS,
-    LanguageExperiment,
-    class_is_nonempty,
-    counts_output,
-    evaluation_words,
-    feature_counts,
-    feature_ids,
-    run_language,
-    sample_strings,
-    training_stream,
-    verified_horizon,
-    worst_case_scores,
+from lagtheory.experiments.engine import run_cell
+from lagtheory.experiments.language_catalogue import TASKS
+from lagtheory.experiments.language_features import feature_counts, feature_ids, padded_feature_ids
+from lagtheory.experiments.language_runs import (
+    LANGUAGE_TRAINING,
+    LanguageRuns,
+    LanguageSetting,
+    default_horizon_lengths,
 )
+from lagtheory.experiments.word_sampling import class_is_nonempty, labelled_words, sample_strings, transition_table
+from lagtheory.experiments.worst_case import verified_horizon, verified_horizons, worst_case, worst_case_scores
 from lagtheory.languages import CONTAINS_AB, EVEN_PAIRS
 
 STAR_FREE = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR")
@@ -138,16 +140,15 @@ def test_worst_case_scores_match_brute_force(name):
     s = 0.8 if task.first_position_marker else None
     model = _model_with(task, theta, u, s)
     lengths = list(range(1, 11))
-    scores = worst_case_scores(model, task, lengths)
+    scores = worst_case_scores(model, task, lengths).value()
     for n in lengths:
         words = _all_words(n)
         ids = feature_ids(words, task.features)
         labels = _labels(task.dfa, words)
         outputs = _token_outputs(model, ids)
-        # Z = sum_i exp(score_i - M) with M = (max theta + max(s, 0)) log n, from the definition of the scores
+        # Z = sum_i n^(score_i), from the definition of the scores (eq-attention)
         raw = np.array(theta)[ids] + (np.eye(n)[0] * (s or 0.0))
-        top = max(theta) + max(s or 0.0, 0.0)
-        normaliser = np.exp((raw - top) * math.log(n)).sum(axis=1)
+        normaliser = np.exp(raw * math.log(n)).sum(axis=1)
         for column, label in enumerate((1, -1)):
             chosen = labels == label
             expected = np.min(label * outputs[chosen] * normaliser[chosen]) if chosen.any() else math.inf
@@ -155,15 +156,29 @@ def test_worst_case_scores_match_brute_force(name):
 
 
 def test_worst_case_at_1e12_matches_the_closed_form_for_contains_ab():
-    """Witness theta_ab = 2, u = (-1, 1, -1, -1): with k >= 1 ab's, y f Z = (k n^2 - (n - k)) / n^2,
-    smallest at k = 1; negatives (no ab) give y f Z = n / n^2 = 1 / n."""
+    """Witness theta_ab = 2, u = (-1, 1, -1, -1): with k >= 1 ab's, y f Z = k n^2 - (n - k),
+    smallest at k = 1; negatives (no ab) give y f Z = n (every position costs +1)."""
     task = TASKS["CONTAINS_AB"]
     witness = task.witness
     model = _model_with(task, witness["theta"], witness["u"])
     n = 10**12
-    scores = worst_case_scores(model, task, [n])[0]
-    assert scores[0] == pytest.approx((n**2 - n + 1) / n**2, rel=1e-12)
-    assert scores[1] == pytest.approx(1 / n, rel=1e-9)
+    scores = worst_case_scores(model, task, [n]).value()[0]
+    assert scores[0] == pytest.approx(n**2 - n + 1, rel=1e-12)
+    assert scores[1] == pytest.approx(n, rel=1e-12)
+
+
+def test_worst_case_beyond_float_range_matches_the_closed_form():
+    """theta_ab = 40 at n = 1e12: n^40 = 1e480 overflows float64 and the negatives' weights relative to
+    it (1e-468) underflow; by hand the positives' minimum is n^40 - n + 1 (one ab) and the negatives'
+    is n, so log |.| = 40 log n (to 1e-400) and log n."""
+    task = TASKS["CONTAINS_AB"]
+    model = _model_with(task, [0.0, 40.0, 0.0, 0.0], [-1.0, 1.0, -1.0, -1.0])
+    n = 10**12
+    result = worst_case_scores(model, task, [n])
+    assert result.sign[0].tolist() == [1.0, 1.0]
+    assert result.log_magnitude[0, 0] == pytest.approx(40 * math.log(n), rel=1e-15)
+    assert result.log_magnitude[0, 1] == pytest.approx(math.log(n), rel=1e-15)
+    assert verified_horizon(model, task, [1, 2, 10**6, n]) == n
 
 
 @pytest.mark.parametrize("name", STAR_FREE)
@@ -187,7 +202,7 @@ def test_parity_fails_at_length_two_for_any_parameters():
         theta = (3 * torch.randn(2, dtype=torch.float64, generator=generator)).tolist()
         u = (3 * torch.randn(2, dtype=torch.float64, generator=generator)).tolist()
         model = _model_with(task, theta, u)
-        assert np.any(worst_case_scores(model, task, [2])[0] <= 0)
+        assert np.any(worst_case_scores(model, task, [2]).sign[0] <= 0)
         assert verified_horizon(model, task, [1, 2, 3]) <= 1
 
 
@@ -196,50 +211,129 @@ def test_verifier_refuses_a_model_of_another_task():
         worst_case_scores(TASKS["CONTAINS_AB"].model(), TASKS["EVEN_PAIRS"], [3])
 
 
-def test_verifier_refuses_underflow():
-    task = TASKS["CONTAINS_AB"]
-    model = _model_with(task, [0.0, 40.0, 0.0, 0.0], [-1.0, 1.0, -1.0, -1.0])
-    with pytest.raises(ValueError, match="underflow"):
-        worst_case_scores(model, task, [10**12])
+def _mpmath_worst_case(task, theta, u, s, n):
+    """min over the words of length n with each label of sum_i y u_(v_i) n^(score_i), by a min-plus matrix
+    power over the product of the DFA with the previous symbol in 60-digit mpmath numbers (plain values,
+    no signed logs): an implementation independent of lagtheory.experiments.worst_case."""
+    mpmath.mp.dps = 60
+    delta, start, accepting = transition_table(task.dfa)
+    states = 2 * len(task.dfa.states)
+    big = mpmath.mpf(10) ** 100000
+
+    def feature(previous, symbol):
+        return symbol if task.features == "tokens" else 2 * previous + symbol
+
+    def product(left, right):
+        return [[min(left[i][k] + right[k][j] for k in range(states)) for j in range(states)] for i in range(states)]
+
+    result = []
+    for label in (1, -1):
+        cost = [label * mpmath.mpf(u[v]) * mpmath.power(n, mpmath.mpf(theta[v])) for v in range(task.vocab_size)]
+        step = [[big] * states for _ in range(states)]
+        for q in range(len(task.dfa.states)):
+            for previous in (0, 1):
+                for symbol in (0, 1):
+                    step[2 * q + previous][2 * delta[q, symbol] + symbol] = cost[feature(previous, symbol)]
+        power = [[mpmath.mpf(0) if i == j else big for j in range(states)] for i in range(states)]
+        base, exponent = step, n - 1
+        while exponent:
+            if exponent % 2:
+                power = product(power, base)
+            base = product(base, base)
+            exponent //= 2
+        target = accepting if label == 1 else ~accepting
+        best = big
+        for first in (0, 1):
+            for last in (0, 1):
+                predecessor = last if task.features == "cyclic-bigram" else first
+                v = feature(predecessor, first)
+                opening = label * mpmath.mpf(u[v]) * mpmath.power(n, mpmath.mpf(theta[v]) + mpmath.mpf(s or 0.0))
+                for q in range(len(task.dfa.states)):
+                    if target[q]:
+                        best = min(best, opening + power[2 * delta[start, first] + first][2 * q + last])
+        result.append(best)
+    return result
+
+
+@pytest.mark.parametrize("name", ["CONTAINS_AB", "A_STAR_B_STAR"])
+def test_the_verifier_decides_three_phase_with_attention_step_100(name):
+    """The case that made the float64 verifier raise (issue 9): three-phase with an attention step of 100 on the
+    bigram languages (here with a first output step of 20, which makes the readout, and so the attention step,
+    large). The signed-log verifier returns a verdict, and its worst case agrees with 60-digit mpmath."""
+    runs = LanguageRuns(TASKS[name])
+    config = dataclasses.replace(LANGUAGE_TRAINING, first_output_step=20.0)
+    result = run_cell(runs, config, ["three-phase"], (0, 1, 2, 3))
+    theta, u = result.final["theta"][0], result.final["u"][0]
+    assert config.big_step == 100.0
+    spread = (theta.max(axis=1) - theta.min(axis=1)) * math.log(1e12)
+    assert np.any(spread > 745)  # beyond exp's float64 range: the old verifier raised here
+    horizons = verified_horizons(TASKS[name], theta, u, None, default_horizon_lengths())
+    np.testing.assert_array_equal(horizons, result.metrics["horizon"][0])
+    lengths = [2, 7, 1000, 10**12]
+    ours = worst_case(TASKS[name], theta, u, None, lengths)
+    for model in range(len(theta)):
+        for i, n in enumerate(lengths):
+            reference = _mpmath_worst_case(TASKS[name], theta[model], u[model], None, n)
+            for column in range(2):
+                value = reference[column]
+                assert ours.sign[model, i, column] == float(mpmath.sign(value)), (model, n, column)
+                if value != 0:
+                    assert ours.log_magnitude[model, i, column] == pytest.approx(
+                        float(mpmath.log(abs(value))), rel=1e-12
+                    )
 
 
 @pytest.mark.parametrize("name", list(TASKS))
 def test_training_stream_labels_lengths_and_counts_path(name):
     task = TASKS[name]
-    batch = training_stream(task, steps=3, batch=50, max_length=12, seed=5)
-    again = training_stream(task, steps=3, batch=50, max_length=12, seed=5)
-    assert torch.equal(batch.counts, again.counts) and torch.equal(batch.labels, again.labels)
-    lengths = batch.counts.sum(-1)
+    runs = LanguageRuns(task, LanguageSetting(max_train_length=12, test_lengths=(7, 30), test_per_class=5))
+    stream = runs.training_stream((5, 6), steps=3, batch_size=50)
+    again = runs.training_stream((5,), steps=3, batch_size=50)
+    assert torch.equal(stream.counts[0], again.counts[0]) and torch.equal(stream.labels[0], again.labels[0])
+    lengths = stream.counts.sum(-1)
     assert torch.all((lengths >= 1) & (lengths <= 12))
-    assert set(batch.labels.unique().tolist()) == {-1.0, 1.0}
+    assert set(stream.labels.unique().tolist()) == {-1.0, 1.0}
     if name == "CONTAINS_AB":  # independent label rule: contains ab iff the ab count is >= 1
-        assert torch.equal(batch.labels > 0, batch.counts[..., 1] >= 1)
+        assert torch.equal(stream.labels > 0, stream.counts[..., 1] >= 1)
     # the counts path equals the token path on the test words
-    tests = evaluation_words(task, [7, 30], per_class=5, seed=1)
-    model = _model_with(
-        task,
-        [0.3] + [-0.2] * (task.vocab_size - 1),
-        list(np.linspace(-1, 1, task.vocab_size)),
-        0.5 if task.first_position_marker else None,
-    )
-    for tokens, _ in tests.values():
-        ids = tokens.numpy()
-        counts = torch.from_numpy(feature_counts(ids, task.vocab_size))
-        via_counts = counts_output(model, task, counts, tokens[:, 0]).detach().numpy()
-        assert np.allclose(via_counts, _token_outputs(model, ids), rtol=1e-12, atol=1e-14)
+    counts, _, _ = runs.test_words()
+    rng = np.random.default_rng(1)
+    for index, n in enumerate((7, 30)):
+        words = np.concatenate([sample_strings(task.dfa, n, label, 5, rng) for label in (1, -1)])
+        ids = feature_ids(words, task.features)
+        model = _model_with(
+            task,
+            [0.3] + [-0.2] * (task.vocab_size - 1),
+            list(np.linspace(-1, 1, task.vocab_size)),
+            0.5 if task.first_position_marker else None,
+        )
+        params = {name: value.detach() for name, value in model.named_parameters()}
+        via_counts = runs.outputs(
+            params, torch.from_numpy(feature_counts(ids, task.vocab_size)), torch.from_numpy(ids[:, 0])
+        )
+        assert np.allclose(via_counts.numpy(), _token_outputs(model, ids), rtol=1e-12, atol=1e-14)
+        assert counts.shape[:2] == (2, 10) and torch.all(counts[index].sum(-1) == n)
 
 
-def test_run_language_shares_data_and_initialisation_across_schedules():
-    experiment = LanguageExperiment(
-        steps=6, warm_steps=2, seeds=(0, 1), test_lengths=(5, 50), test_per_class=4, horizon_lengths=(1, 2, 3, 100)
-    )
-    runs = run_language(TASKS["CONTAINS_AB"], experiment, ["joint", "lag", "lead"])
-    # same init and first batch: the loss before the first step is the same for every schedule
-    assert (
-        runs["joint"].losses[:, 0].tolist() == runs["lag"].losses[:, 0].tolist() == runs["lead"].losses[:, 0].tolist()
-    )
-    # lag: the attention has not moved before step warm_steps (it is 0 at the start: initialise sets it so)
-    assert np.all(runs["lag"].attention_moved[:, :3] == 0) and np.all(runs["lag"].attention_moved[:, 3] > 0)
-    assert np.all(runs["lead"].output_moved[:, :3] == 0)
-    assert runs["joint"].losses.shape == (2, 6) and runs["joint"].accuracy.shape == (2, 2)
-    assert np.all(runs["joint"].horizon <= 100)
+def test_labelled_words_follow_the_training_distribution():
+    """Labels +-1 with probability 1/2; the length uniform over the lengths where the class is non-empty;
+    each word in its class. CONTAINS_AB has positives from length 2 on, negatives at every length."""
+    uniforms = np.random.default_rng(3).random((40000, 10 + 2))
+    labels, lengths, words = labelled_words(CONTAINS_AB, 10, uniforms)
+    assert abs(np.mean(labels == 1) - 0.5) < 5 * 0.5 / math.sqrt(40000)
+    for label, allowed in ((1, range(2, 11)), (-1, range(1, 11))):
+        chosen = lengths[labels == label]
+        frequencies = np.array([np.mean(chosen == n) for n in allowed])
+        p = 1 / len(allowed)
+        assert np.all(np.abs(frequencies - p) < 5 * math.sqrt(p * (1 - p) / chosen.size)), label
+    for word, n, label in zip(words[:300], lengths[:300], labels[:300], strict=True):
+        assert CONTAINS_AB.accepts("".join("ab"[c] for c in word[:n])) == (label == 1)
+
+
+def test_padded_features_by_hand():
+    words = np.array([[0, 1, 1, 0], [1, 0, 0, 0]])  # "abb" (+ padding) and "ba"
+    lengths = np.array([3, 2])
+    assert padded_feature_ids(words, lengths, "bigram").tolist() == [[0, 1, 3, -1], [3, 2, -1, -1]]
+    assert padded_feature_ids(words, lengths, "cyclic-bigram").tolist() == [[2, 1, 3, -1], [1, 2, -1, -1]]
+    ids = padded_feature_ids(words, lengths, "bigram")
+    assert feature_counts(ids, 4).tolist() == [[1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]]

@@ -17,15 +17,18 @@ squared loss L = E[(f - y)^2] with y = z_J[1], s = (1/n) sum_i z_i[1]:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
+from lagtheory.experiments import engine as E
 from lagtheory.experiments import regression as R
-from lagtheory.experiments.protocol import SCHEDULE_NAMES
+from lagtheory.experiments.sequence_tasks import STREAM_CHUNK
 from lagtheory.pooling import pooled_weight
+from lagtheory.schedules import SCHEDULE_NAMES
 
 
 def make_batch(tokens: list[list[list[float]]], lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -46,7 +49,7 @@ def model_with(query: list[float], readout: list[float]) -> R.SingleLocationMode
 
 
 def test_batch_shapes_and_structure() -> None:
-    batch = R.sample_batch(R.step_generator(3, 7), 50, 2, 12, 5, marker=2.5)
+    batch = R.sample_batch(np.random.default_rng([3, 7]), 50, 2, 12, 5, marker=2.5)
     assert batch.tokens.shape == (50, 12, 5) and batch.tokens.dtype == torch.float64
     assert batch.mask.shape == (50, 12) and batch.mask.dtype == torch.bool
     lengths = batch.lengths.long()
@@ -66,10 +69,10 @@ def test_batch_shapes_and_structure() -> None:
 
 
 def test_batch_is_determined_by_seed_and_step() -> None:
-    first = R.sample_batch(R.step_generator(4, 9), 16, 2, 40, 8)
-    again = R.sample_batch(R.step_generator(4, 9), 16, 2, 40, 8)
-    other_step = R.sample_batch(R.step_generator(4, 10), 16, 2, 40, 8)
-    other_seed = R.sample_batch(R.step_generator(5, 9), 16, 2, 40, 8)
+    first = R.sample_batch(np.random.default_rng([4, 9]), 16, 2, 40, 8)
+    again = R.sample_batch(np.random.default_rng([4, 9]), 16, 2, 40, 8)
+    other_step = R.sample_batch(np.random.default_rng([4, 10]), 16, 2, 40, 8)
+    other_seed = R.sample_batch(np.random.default_rng([5, 9]), 16, 2, 40, 8)
     for name in ("tokens", "mask", "lengths", "position", "target"):
         assert torch.equal(getattr(first, name), getattr(again, name))
     assert not torch.equal(first.tokens, other_step.tokens)
@@ -77,7 +80,7 @@ def test_batch_is_determined_by_seed_and_step() -> None:
 
 
 def test_lengths_and_positions_cover_their_ranges() -> None:
-    batch = R.sample_batch(R.step_generator(0, 0), 4000, 2, 5, 3)
+    batch = R.sample_batch(np.random.default_rng([0, 0]), 4000, 2, 5, 3)
     assert set(batch.lengths.long().tolist()) == {2, 3, 4, 5}
     # J uniform on {0, .., n-1}: for n = 5 every position occurs, each about 1/5 of the time
     positions = batch.position[batch.lengths == 5]
@@ -121,7 +124,7 @@ def test_forward_three_tokens_uses_log_length_scaling() -> None:
 def test_marked_weight_is_pooled_weight_when_query_is_on_key(n: int, t: float) -> None:
     # q = (t / marker) e_0: the marked token scores t log n, the others 0
     marker = 2.0
-    batch = R.sample_batch(R.step_generator(1, n), 3, n, n, 4, marker=marker)
+    batch = R.sample_batch(np.random.default_rng([1, n]), 3, n, n, 4, marker=marker)
     model = model_with([t / marker, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0])
     alpha = model.attention_weights(batch.tokens, batch.mask, batch.lengths).detach()
     marked = alpha[torch.arange(3), batch.position]
@@ -131,7 +134,7 @@ def test_marked_weight_is_pooled_weight_when_query_is_on_key(n: int, t: float) -
 
 
 def test_query_gradient_is_exactly_zero_at_zero_readout() -> None:
-    batch = R.sample_batch(R.step_generator(2, 1), 64, 2, 40, 6)
+    batch = R.sample_batch(np.random.default_rng([2, 1]), 64, 2, 40, 6)
     model = R.SingleLocationModel(6)
     with torch.no_grad():
         model.query.copy_(torch.randn(6, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
@@ -152,7 +155,7 @@ def monte_carlo_gradients(
     """Mean and standard error over chunks of the batch gradient (query, readout)."""
     grads = []
     for chunk in range(chunks):
-        batch = R.sample_batch(R.step_generator(77, chunk), 2000, 2, 40, 4, marker=marker)
+        batch = R.sample_batch(np.random.default_rng([77, chunk]), 2000, 2, 40, 4, marker=marker)
         loss = ((model(batch.tokens, batch.mask, batch.lengths) - batch.target) ** 2).mean()
         grads.append(torch.cat(torch.autograd.grad(loss, [model.query, model.readout])).numpy())
     grads = np.array(grads)
@@ -175,61 +178,60 @@ def test_population_gradients_at_the_origin() -> None:
     assert 5 * error[0] < 0.1 * abs(mean[0])  # the tolerance is tight enough to see a wrong factor
 
 
-def test_initialise_is_seeded_gaussian() -> None:
-    model, again = R.SingleLocationModel(3), R.SingleLocationModel(3)
-    R.initialise(model, 0.5, torch.Generator().manual_seed(11))
-    R.initialise(again, 0.5, torch.Generator().manual_seed(11))
-    draws = 0.5 * torch.randn(3, dtype=torch.float64, generator=torch.Generator().manual_seed(11))
-    assert torch.equal(model.query.detach(), draws) and torch.equal(model.query.detach(), again.query.detach())
-    assert torch.equal(model.readout.detach(), again.readout.detach())
-
-
 # -- runs ------------------------------------------------------------------
+
+SMALL = R.RegressionSetting(train_min=2, train_max=8, test_sizes=(4, 50), test_size=8, test_seed=3, dim=4)
+
+
+def _config(**changes) -> E.TrainingConfig:
+    values = {"steps": 6, "attention_lr": 0.3, "output_lr": 0.3, "warm_steps": 2, "big_step": 2.0, "batch_size": 5}
+    values.update(changes)
+    return E.TrainingConfig(**values, attention_init="random")
 
 
 def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -> None:
-    config = R.RegressionConfig(dim=4, total_steps=6, warm_steps=2, test_lengths=(5, 50), test_size=8)
-    tests = R.held_out_batches(config)
-    batches = R.training_batches(config, 3)
-    assert len(batches) == 6
-    drawn = R.sample_batch(R.step_generator(3, 5), config.batch_size, R.TRAIN_MIN_LENGTH, R.TRAIN_MAX_LENGTH, 4)
-    assert torch.equal(batches[4].tokens, drawn.tokens) and torch.equal(batches[4].target, drawn.target)
-    runs = {name: R.run(config, name, 3, batches, tests) for name in SCHEDULE_NAMES}
-    first_losses = {run.losses[0] for run in runs.values()}
-    assert len(first_losses) == 1  # same initial parameters, same batch at step 0
-    again = R.run(config, "lag", 3, R.training_batches(config, 3), tests)
-    assert np.array_equal(again.losses, runs["lag"].losses)
-    assert np.array_equal(again.test_errors, runs["lag"].test_errors)
+    task = R.RegressionTask(SMALL)
+    runs = E.run_cell(task, _config(), SCHEDULE_NAMES, (3,))
+    assert len(set(runs.losses[:, 0, 0].tolist())) == 1  # same initial parameters, same batch at step 0
+    again = E.run_cell(task, _config(), ["lag"], (3,))
+    lag = SCHEDULE_NAMES.index("lag")
+    np.testing.assert_allclose(again.losses[0], runs.losses[lag], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(again.metrics["test_errors"][0], runs.metrics["test_errors"][lag], rtol=1e-12, atol=0)
     # lag freezes the query for warm_steps steps, lead freezes the readout
-    assert np.all(runs["lag"].query_key[:3] == runs["lag"].query_key[0])
-    assert np.all(runs["lead"].readout_value[:3] == runs["lead"].readout_value[0])
-    assert runs["lag"].test_errors.shape == (2,)
+    lag, lead = SCHEDULE_NAMES.index("lag"), SCHEDULE_NAMES.index("lead")
+    assert np.all(runs.traces["query_key"][lag, 0, :3] == runs.traces["query_key"][lag, 0, 0])
+    assert np.all(runs.traces["readout_value"][lead, 0, :3] == runs.traces["readout_value"][lead, 0, 0])
+    assert runs.metrics["test_errors"].shape == (len(SCHEDULE_NAMES), 1, 2)
 
 
 def test_run_takes_plain_sgd_steps_on_the_batch_of_each_step() -> None:
-    # re-implementation of two joint SGD steps, by hand: p <- p - lr * grad on batch s at step s
-    config = R.RegressionConfig(
-        dim=3, batch_size=5, total_steps=3, warm_steps=1, lr=0.3, test_lengths=(4,), test_size=2
-    )
-    batches = R.training_batches(config, 6)
-    result = R.run(config, "joint", 6, batches, R.held_out_batches(config))
-    model = R.SingleLocationModel(3)
-    R.initialise(model, config.init_scale, R.step_generator(6, 0))
+    """Re-implementation of three joint SGD steps, by hand: p <- p - lr * grad on the seed's batch of each step
+    (drawn from SeedSequence([seed, 1]), STREAM_CHUNK steps at a time), from the seed's initial draws (SeedSequence([seed, 0]))."""
+    task = R.RegressionTask(SMALL)
+    config = _config(steps=3, warm_steps=1)
+    result = E.run_cell(task, config, ["joint"], (6,))
+    draws = np.random.default_rng(np.random.SeedSequence([6, 0]))
+    model = R.SingleLocationModel(4)
+    with torch.no_grad():
+        model.readout.copy_(torch.from_numpy(0.1 * draws.standard_normal(4)))
+        model.query.copy_(torch.from_numpy(0.1 * draws.standard_normal(4)))
+    chunk = R.sample_batch(np.random.default_rng(np.random.SeedSequence([6, 1])), (STREAM_CHUNK, 5), 2, 8, 4)
     for step in range(3):
-        batch = batches[step]
+        batch = R.RegressionBatch(*(getattr(chunk, f.name)[step] for f in dataclasses.fields(R.RegressionBatch)))
         loss = ((model(batch.tokens, batch.mask, batch.lengths) - batch.target) ** 2).mean()
-        assert math.isclose(result.losses[step], float(loss.detach()), rel_tol=1e-12)
+        assert math.isclose(result.losses[0, 0, step], float(loss.detach()), rel_tol=1e-12)
         query_grad, readout_grad = torch.autograd.grad(loss, [model.query, model.readout])
         with torch.no_grad():
             model.query -= 0.3 * query_grad
             model.readout -= 0.3 * readout_grad
-    assert np.allclose(result.query, model.query.detach().numpy(), rtol=1e-12, atol=0)
+    assert np.allclose(result.final["query"][0, 0], model.query.detach().numpy(), rtol=1e-12, atol=0)
+    # the score is the test error averaged over the test lengths above the training range (here only 50)
+    assert result.metrics["score"][0, 0] == result.metrics["test_errors"][0, 0, 1]
 
 
 def test_held_out_batches_have_exact_lengths() -> None:
-    config = R.RegressionConfig(dim=3, test_lengths=(4, 9), test_size=5)
-    for n, batch in zip(config.test_lengths, R.held_out_batches(config), strict=False):
-        assert batch.tokens.shape == (5, n, 3) and torch.all(batch.lengths == n)
+    for n, batch in zip(SMALL.test_sizes, R.RegressionTask(SMALL).test_batches(), strict=True):
+        assert batch.tokens.shape == (8, n, 4) and torch.all(batch.lengths == n)
 
 
 # -- bad input -------------------------------------------------------------
@@ -251,24 +253,17 @@ def test_held_out_batches_have_exact_lengths() -> None:
 def test_sample_batch_rejects_bad_arguments(kwargs: dict, error: type, match: str) -> None:
     arguments = {"batch_size": 2, "min_length": 2, "max_length": 4, "dim": 3, "marker": 1.0} | kwargs
     with pytest.raises(error, match=match):
-        R.sample_batch(torch.Generator(), **arguments)
+        R.sample_batch(np.random.default_rng(0), **arguments)
 
 
 def test_other_bad_input() -> None:
-    with pytest.raises(ValueError, match="seed"):
-        R.step_generator(-1, 0)
-    with pytest.raises(TypeError, match="generator"):
+    with pytest.raises(TypeError, match="rng"):
         R.sample_batch(0, 2, 2, 4, 3)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="scale"):
-        R.initialise(R.SingleLocationModel(2), -1.0, torch.Generator())
+    with pytest.raises(ValueError, match="test_sizes"):
+        R.RegressionSetting(train_min=2, train_max=40, test_sizes=(5, 10), test_size=4, test_seed=0)
     model = R.SingleLocationModel(2)
     tokens, mask, lengths = make_batch([[[0.0, 1.0], [1.0, 0.0]]], [2])
     with pytest.raises(ValueError, match="lengths"):
         model(tokens, mask, torch.tensor([3.0], dtype=torch.float64))
     with pytest.raises(ValueError, match="tokens"):
         R.SingleLocationModel(3)(tokens, mask, lengths)
-    config = R.RegressionConfig(total_steps=3, warm_steps=1, test_lengths=(5, 6))
-    with pytest.raises(ValueError, match="batches"):
-        R.run(config, "joint", 0, [], R.held_out_batches(config))
-    with pytest.raises(ValueError, match="tests"):
-        R.run(config, "joint", 0, R.training_batches(config, 0), [])

@@ -9,9 +9,11 @@ import torch
 import lagtheory as L
 from lagtheory import schedules as S
 from lagtheory.dfa import DFA
-from lagtheory.experiments import protocol as P
+from lagtheory.experiments import engine as E
+from lagtheory.experiments import paired as PS
 from lagtheory.languages import CONTAINS_B
 from lagtheory.model import ShallowTransformer
+from lagtheory.population_gd import run_schedule
 
 ONE_STATE = {"states": (0,), "alphabet": ("a",), "transitions": {(0, "a"): 0}, "start": 0, "accepting": set()}
 
@@ -55,19 +57,32 @@ CATALOGUE = {
         r"max_length must be",
     ),
     # schedules
-    "unknown phase group": (lambda: S.Phase("everything", 3, 1.0, 1.0), ValueError, r"group must be"),
-    "negative steps": (lambda: S.Phase("output", -3, lr_output=1.0), ValueError, r"steps must be"),
-    "empty schedule": (lambda: S.run_schedule([], L.Geometric(3)), ValueError, r"phases must be"),
+    "phase that trains nothing": (lambda: S.Phase(3, 0.0, 0.0), ValueError, r"must not both be 0"),
+    "negative steps": (lambda: S.Phase(-3, 0.0, 1.0), ValueError, r"steps must be"),
+    "empty schedule": (lambda: run_schedule([], L.Geometric(3)), ValueError, r"phases must be"),
     "NaN initial theta": (
-        lambda: S.run_schedule(S.joint(2, 1.0), L.Geometric(3), theta0=(np.nan, 0)),
+        lambda: run_schedule(S.joint(2, 1.0), L.Geometric(3), theta0=(np.nan, 0)),
         ValueError,
         r"theta0 must be finite",
     ),
-    "unknown empirical schedule": (
-        lambda: P.make_schedule("warp", 10, 0.1, 2, 1.0),
+    "unknown schedule name": (
+        lambda: S.make_schedule("warp", S.ScheduleSettings(10, 0.1, 0.1, 2, 1.0)),
         ValueError,
         r"name must be one of",
     ),
+    # experiments
+    "unknown optimiser": (
+        lambda: E.TrainingConfig(10, 0.1, 0.1, 2, 1.0, 8, optimiser="lbfgs"),
+        ValueError,
+        r"optimiser must be one of",
+    ),
+    "unknown attention initialisation": (
+        lambda: E.TrainingConfig(10, 0.1, 0.1, 2, 1.0, 8, attention_init="ones"),
+        ValueError,
+        r"attention_init must be one of",
+    ),
+    "repeated seeds": (lambda: E.check_seeds([1, 1]), ValueError, r"seeds must be distinct"),
+    "equivalence margin 0": (lambda: PS.tost([0.1, 0.2], 0.0), ValueError, r"margin must be"),
     # languages
     "DFA with a missing transition": (
         lambda: DFA(states=(0, 1), alphabet=("a",), transitions={(0, "a"): 1}, start=0, accepting={1}),

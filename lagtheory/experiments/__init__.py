@@ -1,2 +1,12 @@
-"""Experiments of the empirical chapters: the shared training protocol
-(:mod:`lagtheory.experiments.protocol`) and the tasks of each chapter."""
+"""Experiments of the empirical chapters: the engine that trains every schedule
+and seed of a cell at once (:mod:`lagtheory.experiments.engine`), the tasks
+(languages: :mod:`~lagtheory.experiments.language_catalogue`,
+:mod:`~lagtheory.experiments.word_sampling`,
+:mod:`~lagtheory.experiments.language_features`,
+:mod:`~lagtheory.experiments.worst_case`,
+:mod:`~lagtheory.experiments.language_runs`; regression and in-context
+regression on the shared driver :mod:`~lagtheory.experiments.sequence_tasks`),
+the studies and their per-seed records (:mod:`~lagtheory.experiments.studies`,
+:mod:`~lagtheory.experiments.records`, the command
+:mod:`~lagtheory.experiments.run`) and the paired statistics
+(:mod:`~lagtheory.experiments.paired`)."""

@@ -27,33 +27,35 @@ least-squares loss from 0 with step ``eta`` predicts ``(eta/m) sum_i y_i <x_i,
 x_q> = eta g^T x_q`` (:func:`one_step_gd_prediction`), the solution that
 Zhang, Frei and Bartlett prove gradient flow finds (Gamma = eta I).
 
-Runs: :func:`training_prompts` draws the prompts of every step from
-``step_generator(seed, step + 1)``, :func:`held_out_prompts` the test prompts
-of each context size, and :func:`run` trains with one schedule of
-:mod:`lagtheory.experiments.protocol`.
+The prediction is computed from each prompt's moment matrix ``C = (1/m)
+sum_i z_i z_i^T`` as ``y_hat = w^T C K x_q`` (the same number as the sum
+above), which keeps the cost independent of ``m`` once C is formed. Runs go
+through the shared driver
+:class:`lagtheory.experiments.sequence_tasks.SequenceRegression` and the engine
+(:func:`lagtheory.experiments.engine.run_cell`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from lagtheory._validation import check_integer
+from lagtheory._validation import check_integer, check_positive
 
-from .protocol import make_schedule, step_generator, train
-
-TRAIN_MIN_CONTEXT = 2
-TRAIN_MAX_CONTEXT = 40
+from .engine import TrainingConfig
+from .sequence_tasks import SequenceRegression, SequenceSetting, seed_einsum
 
 
 @dataclass(frozen=True)
 class PromptBatch:
-    """Padded prompts: ``inputs`` (B, M, D) and ``labels`` (B, M), zero on
-    padding; ``mask`` (B, M) True on the ``counts`` (B,) real pairs; ``query``
-    (B, D), ``query_label`` (B,), the task vectors ``beta`` (B, D)."""
+    """Padded prompts: ``inputs`` (..., B, M, D) and ``labels`` (..., B, M), zero on
+    padding; ``mask`` (..., B, M) True on the ``counts`` (..., B) real pairs; ``query``
+    (..., B, D), ``query_label`` (..., B), the task vectors ``beta`` (..., B, D), and the
+    moment matrices ``moments`` (..., B, D+1, D+1), ``C = (1/m) sum_i z_i z_i^T``."""
 
     inputs: torch.Tensor
     labels: torch.Tensor
@@ -62,38 +64,104 @@ class PromptBatch:
     query: torch.Tensor
     query_label: torch.Tensor
     beta: torch.Tensor
+    moments: torch.Tensor
+
+
+def prompt_batch(
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    mask: torch.Tensor,
+    counts: torch.Tensor,
+    query: torch.Tensor,
+    query_label: torch.Tensor,
+    beta: torch.Tensor,
+) -> PromptBatch:
+    """A :class:`PromptBatch` with its moment matrices computed from the pairs (padding rows are zero):
+    ``C = [[X^T X, X^T y], [y^T X, y^T y]] / m`` (the tokens z_i = (x_i, y_i) are never concatenated)."""
+    inputs_t = inputs.transpose(-1, -2)
+    cross = inputs_t @ labels.unsqueeze(-1)  # X^T y, (..., D, 1)
+    top = torch.cat([inputs_t @ inputs, cross], dim=-1)
+    bottom = torch.cat([cross.transpose(-1, -2), (labels * labels).sum(dim=-1)[..., None, None]], dim=-1)
+    moments = torch.cat([top, bottom], dim=-2) / counts.unsqueeze(-1).unsqueeze(-1)
+    return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, moments)
 
 
 def sample_prompts(
-    generator: torch.Generator, batch_size: int, min_context: int, max_context: int, dim: int
+    rng: np.random.Generator | list[np.random.Generator],
+    batch_size: int | tuple[int, ...],
+    min_context: int,
+    max_context: int,
+    dim: int,
 ) -> PromptBatch:
     """Draw ``batch_size`` prompts with context sizes ``m`` uniform on
     ``{min_context, ..., max_context}`` (padded to ``max_context``), the data of
-    the module docstring."""
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    check_integer(batch_size, "batch_size", minimum=1)
+    the module docstring; ``batch_size`` may be a shape (several steps' batches at
+    once). From each generator, in this order: the context sizes, the task vectors,
+    the inputs of all ``max_context`` pairs (those past a prompt's context size are
+    then set to 0), the queries. ``rng`` may be a list of generators (one per seed):
+    the result then has a leading seed dimension, and seed j's part equals the draw
+    from ``rng[j]`` alone."""
+    rngs = rng if isinstance(rng, list) else [rng]
+    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
+        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
+    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
+    for size in shape:
+        check_integer(size, "batch_size", minimum=1)
     check_integer(min_context, "min_context", minimum=1)
     check_integer(max_context, "max_context", minimum=min_context)
     check_integer(dim, "dim", minimum=1)
-    counts = torch.randint(min_context, max_context + 1, (batch_size,), generator=generator)
-    beta = torch.randn(batch_size, dim, dtype=torch.float64, generator=generator) / dim**0.5
-    mask = torch.arange(max_context).unsqueeze(0) < counts.unsqueeze(1)
-    inputs = torch.randn(batch_size, max_context, dim, dtype=torch.float64, generator=generator) * mask.unsqueeze(2)
-    query = torch.randn(batch_size, dim, dtype=torch.float64, generator=generator)
-    labels = linear_labels(beta, inputs)
-    return PromptBatch(inputs, labels, mask, counts.to(torch.float64), query, linear_labels(beta, query), beta)
+    counts = np.empty((len(rngs), *shape), dtype=np.int64)
+    beta = np.empty((len(rngs), *shape, dim))
+    inputs = np.empty((len(rngs), *shape, max_context, dim))
+    query = np.empty((len(rngs), *shape, dim))
+    for j, generator in enumerate(rngs):
+        counts[j] = generator.integers(min_context, max_context + 1, size=shape)
+        generator.standard_normal(out=beta[j])
+        generator.standard_normal(out=inputs[j])
+        generator.standard_normal(out=query[j])
+    beta /= dim**0.5
+    mask = np.arange(max_context) < counts[..., None]
+    inputs *= mask[..., None]
+    if not isinstance(rng, list):
+        counts, beta, inputs, query, mask = counts[0], beta[0], inputs[0], query[0], mask[0]
+    beta_t, inputs_t, query_t = torch.from_numpy(beta), torch.from_numpy(inputs), torch.from_numpy(query)
+    labels = linear_labels(beta_t, inputs_t)
+    return prompt_batch(
+        inputs_t,
+        labels,
+        torch.from_numpy(mask),
+        torch.from_numpy(counts.astype(np.float64)),
+        query_t,
+        linear_labels(beta_t, query_t),
+        beta_t,
+    )
 
 
 def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-    """``y = <beta, x>`` for each prompt's task vector: inputs (B, M, D) -> (B, M), or (B, D) -> (B,)."""
-    if inputs.ndim == 3:
-        return torch.einsum("bd,bmd->bm", beta, inputs)
-    return (beta * inputs).sum(dim=1)
+    """``y = <beta, x>`` for each prompt's task vector: inputs (..., B, M, D) -> (..., B, M), or (..., B, D) -> (..., B)."""
+    if inputs.ndim == beta.ndim + 1:
+        return (inputs @ beta.unsqueeze(-1)).squeeze(-1)
+    return (beta * inputs).sum(dim=-1)
+
+
+def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
+    """``y_hat = w^T C K x_q`` of each prompt, shape (..., B): ``key_query`` K (..., D+1, D) and ``value``
+    w (..., D+1) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension."""
+    keyed_query = seed_einsum("ad,bd->ba", key_query, batch.query, 2)  # K x_q, (..., B, D+1)
+    read = seed_einsum("a,bac->bc", value, batch.moments, 1)  # w^T C, (..., B, D+1)
+    return (read * keyed_query).sum(dim=-1)
+
+
+def effective_matrix(key_query: ArrayLike, value: ArrayLike) -> NDArray[np.float64]:
+    """``Gamma = w_y K_x + w_x k_y^T`` (..., D, D), the label-odd part ``g^T Gamma x_q`` of the prediction."""
+    key_query = np.asarray(key_query, dtype=np.float64)
+    value = np.asarray(value, dtype=np.float64)
+    return value[..., -1, None, None] * key_query[..., :-1, :] + value[..., :-1, None] * key_query[..., -1, None, :]
 
 
 class LinearSelfAttention(torch.nn.Module):
-    """``y_hat = (1/m) sum_i <w, z_i> <z_i, K x_q>`` (module docstring).
+    """``y_hat = (1/m) sum_i <w, z_i> <z_i, K x_q>`` (module docstring) for one model (the engine
+    trains many at once through :func:`predict`).
 
     Parameters (float64, zero at construction): ``key_query`` K (D+1, D), the
     attention group, and ``value`` w (D+1,), the output group; the last entry
@@ -102,41 +170,28 @@ class LinearSelfAttention(torch.nn.Module):
 
     def __init__(self, dim: int) -> None:
         super().__init__()
-        check_integer(dim, "dim", minimum=1)
-        self.dim = dim
+        self.dim = check_integer(dim, "dim", minimum=1)
         self.key_query = torch.nn.Parameter(torch.zeros(dim + 1, dim, dtype=torch.float64))
         self.value = torch.nn.Parameter(torch.zeros(dim + 1, dtype=torch.float64))
-
-    def attention_parameters(self) -> list[torch.nn.Parameter]:
-        """The attention group: the key-query block K."""
-        return [self.key_query]
-
-    def output_parameters(self) -> list[torch.nn.Parameter]:
-        """The output group: the value-projection row w."""
-        return [self.value]
 
     def forward(self, batch: PromptBatch) -> torch.Tensor:
         """The prediction ``y_hat`` of each prompt, shape (B,)."""
         if not isinstance(batch, PromptBatch):
             raise TypeError(f"batch must be a PromptBatch, got {type(batch).__name__}")
-        if batch.inputs.shape[2] != self.dim:
-            raise ValueError(f"batch inputs must have dimension {self.dim}, got {batch.inputs.shape[2]}")
-        tokens = torch.cat([batch.inputs, batch.labels.unsqueeze(2)], dim=2)
-        values = tokens @ self.value
-        scores = tokens @ (self.key_query @ batch.query.unsqueeze(2))
-        return (values * scores.squeeze(2)).sum(dim=1) / batch.counts
+        if batch.inputs.shape[-1] != self.dim:
+            raise ValueError(f"batch inputs must have dimension {self.dim}, got {batch.inputs.shape[-1]}")
+        return predict(self.key_query, self.value, batch)
 
     def effective_matrix(self) -> NDArray[np.float64]:
-        """``Gamma = w_y K_x + w_x k_y^T`` (D, D), the label-odd part ``g^T Gamma x_q`` of the prediction."""
+        """:func:`effective_matrix` of this model (D, D)."""
         with torch.no_grad():
-            gamma = self.value[-1] * self.key_query[:-1] + torch.outer(self.value[:-1], self.key_query[-1])
-        return gamma.numpy().copy()
+            return effective_matrix(self.key_query.numpy(), self.value.numpy())
 
 
 def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor:
     """``(eta/m) sum_i y_i <x_i, x_q>``: one gradient step of size eta from beta = 0
     on the in-context loss ``1/(2m) sum_i (y_i - <beta, x_i>)^2``, evaluated at x_q."""
-    _check_real(step_size, "step_size")
+    check_positive(step_size, "step_size")
     g = (batch.labels.unsqueeze(2) * batch.inputs).sum(dim=1) / batch.counts.unsqueeze(1)
     return step_size * (g * batch.query).sum(dim=1)
 
@@ -161,7 +216,7 @@ def optimal_step(dim: int, min_context: int, max_context: int) -> float:
 def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, dim: int) -> NDArray[np.float64]:
     """Population mean squared error of ``eta g^T x_q`` at context size m:
     ``eta^2 (1 + (D+1)/m) - 2 eta + 1`` (it tends to ``(1 - eta)^2`` as m grows)."""
-    _check_real(step_size, "step_size")
+    check_positive(step_size, "step_size")
     check_integer(dim, "dim", minimum=1)
     m = np.asarray(context, dtype=np.float64)
     if np.any(m < 1) or np.any(m != np.floor(m)):
@@ -169,119 +224,83 @@ def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, di
     return step_size**2 * (1.0 + (dim + 1) / m) - 2.0 * step_size + 1.0
 
 
-def initialise(model: LinearSelfAttention, scale: float, generator: torch.Generator) -> None:
-    """Set ``key_query`` and ``value`` to independent ``N(0, scale^2)`` entries (key_query first)."""
-    if not isinstance(model, LinearSelfAttention):
-        raise TypeError(f"model must be a LinearSelfAttention, got {type(model).__name__}")
-    _check_real(scale, "scale")
-    with torch.no_grad():
-        for param in (model.key_query, model.value):
-            param.copy_(scale * torch.randn(param.shape, dtype=torch.float64, generator=generator))
-
-
-@dataclass(frozen=True)
-class ICLConfig:
-    """Everything one training run needs besides the schedule name and the seed.
-
-    ``dim`` D of the inputs; ``batch_size`` prompts per SGD step,
-    ``total_steps`` steps in all; ``lr``, ``warm_steps`` and ``big_step`` as in
-    :func:`~lagtheory.experiments.protocol.make_schedule`; ``init_scale`` the
-    standard deviation of the initial entries of K and w; ``test_size``
-    held-out prompts of each of ``test_contexts``, drawn from
-    ``step_generator(test_seed, m)``. The defaults are the chapter's values:
-    ``lr`` small enough for ``two-timescale-3``, ``big_step`` small enough for
-    the output-only phase of ``one-step`` to stay stable.
-    """
-
-    dim: int = 5
-    batch_size: int = 128
-    total_steps: int = 400
-    lr: float = 0.05
-    warm_steps: int = 100
-    big_step: float = 5.0
-    init_scale: float = 0.1
-    test_contexts: tuple[int, ...] = (5, 10, 20, 40, 60, 100, 160, 250, 400, 630, 1000)
-    test_size: int = 500
-    test_seed: int = 10**6
-
-
-@dataclass(frozen=True)
-class ICLRun:
-    """The result of one run: the training loss of every step, the label
-    weight ``w_y`` and the mean diagonal ``tr(K_x)/D`` of the key-query block at
-    every step (before its update), the test mean squared error at each of
-    ``config.test_contexts``, the final parameters."""
-
-    losses: NDArray[np.float64]
-    label_value: NDArray[np.float64]
-    key_query_trace: NDArray[np.float64]
-    test_errors: NDArray[np.float64]
-    key_query: NDArray[np.float64]
-    value: NDArray[np.float64]
-
-
-def held_out_prompts(config: ICLConfig) -> list[PromptBatch]:
-    """One fixed batch of ``config.test_size`` prompts of each test context size
-    (all of that exact size), seeded by ``(config.test_seed, m)``."""
-    return [
-        sample_prompts(step_generator(config.test_seed, m), config.test_size, m, m, config.dim)
-        for m in config.test_contexts
-    ]
-
-
 def mean_squared_error(prediction: torch.Tensor, batch: PromptBatch) -> float:
     """``mean (y_hat - y_q)^2`` over the batch."""
     return float(((prediction.detach() - batch.query_label) ** 2).mean())
 
 
-def training_prompts(config: ICLConfig, seed: int) -> list[PromptBatch]:
-    """The prompts of every step of a run with ``seed``: step ``s`` uses
-    ``config.batch_size`` prompts drawn from ``step_generator(seed, s + 1)``
-    (``step_generator(seed, 0)`` initialises the model), so that every
-    schedule run with ``seed`` sees the same data."""
-    return [
-        sample_prompts(
-            step_generator(seed, step + 1), config.batch_size, TRAIN_MIN_CONTEXT, TRAIN_MAX_CONTEXT, config.dim
-        )
-        for step in range(config.total_steps)
-    ]
+@dataclass(frozen=True)
+class ICLSetting(SequenceSetting):
+    """The data of the task: input dimension ``dim`` D; the sizes are context sizes m."""
+
+    dim: int = 5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_integer(self.dim, "dim", 1)
 
 
-def run(config: ICLConfig, schedule: str, seed: int, prompts: list[PromptBatch], tests: list[PromptBatch]) -> ICLRun:
-    """Train a fresh model (initialised from ``step_generator(seed, 0)``) with
-    ``schedule`` on ``prompts`` (one batch per step, from :func:`training_prompts`),
-    then measure the test errors on ``tests`` (from :func:`held_out_prompts`)."""
-    if len(prompts) != config.total_steps:
-        raise ValueError(f"prompts must hold one batch per step ({config.total_steps}), got {len(prompts)}")
-    if len(tests) != len(config.test_contexts):
-        raise ValueError(f"tests must hold one batch per test context ({len(config.test_contexts)}), got {len(tests)}")
-    model = LinearSelfAttention(config.dim)
-    initialise(model, config.init_scale, step_generator(seed, 0))
-    phases = make_schedule(schedule, config.total_steps, config.lr, config.warm_steps, config.big_step)
-    label_value = np.empty(config.total_steps)
-    key_query_trace = np.empty(config.total_steps)
+ICL_SETTING = ICLSetting(
+    train_min=2,
+    train_max=40,
+    test_sizes=(5, 10, 20, 40, 60, 100, 160, 250, 400, 630, 1000),
+    test_size=500,
+    test_seed=10**6,
+)
+"""The chapter's data: D = 5, training context sizes 2..40, 500 test prompts per test context size."""
 
-    def loss_fn(step: int) -> torch.Tensor:
-        label_value[step] = float(model.value.detach()[-1])
-        key_query_trace[step] = float(torch.diagonal(model.key_query.detach()[:-1]).mean())
-        batch = prompts[step]
-        return ((model(batch) - batch.query_label) ** 2).mean()
-
-    losses = train(model.attention_parameters(), model.output_parameters(), phases, loss_fn)
-    with torch.no_grad():
-        errors = np.array([mean_squared_error(model(batch), batch) for batch in tests])
-    return ICLRun(
-        losses,
-        label_value,
-        key_query_trace,
-        errors,
-        model.key_query.detach().numpy().copy(),
-        model.value.detach().numpy().copy(),
-    )
+ICL_TRAINING = TrainingConfig(
+    steps=400,
+    attention_lr=0.05,
+    output_lr=0.05,
+    warm_steps=100,
+    big_step=5.0,
+    batch_size=128,
+    output_scale=0.1,
+    attention_init="random",
+    attention_scale=0.1,
+)
+"""The chapter's regime: SGD, one step size 0.05 (small enough for two-timescale-3), ``big_step`` 5
+(small enough for one-step's output phase to stay stable), K and w i.i.d. N(0, 0.1^2)."""
 
 
-def _check_real(value: object, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+class ICLTask(SequenceRegression):
+    """In-context linear regression as an engine task: parameters ``value`` w (output group) and
+    ``key_query`` K (attention group); the preset K is ``(eta* I; 0)`` with eta* the
+    :func:`optimal_step` of the training context sizes (with w = e_(D+1) it predicts like one
+    step of gradient descent with eta*)."""
+
+    name = "in-context linear regression"
+
+    def __init__(self, setting: ICLSetting = ICL_SETTING) -> None:
+        if not isinstance(setting, ICLSetting):
+            raise TypeError(f"setting must be an ICLSetting, got {type(setting).__name__}")
+        self.setting = setting
+
+    def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
+        d = self.setting.dim
+        return {"value": ((d + 1,), "output"), "key_query": ((d + 1, d), "attention")}
+
+    def preset_attention(self) -> Mapping[str, torch.Tensor]:
+        d = self.setting.dim
+        eta = optimal_step(d, self.setting.train_min, self.setting.train_max)
+        return {
+            "key_query": torch.cat([eta * torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])
+        }
+
+    def sample(
+        self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int
+    ) -> PromptBatch:
+        return sample_prompts(rng, batch_size, min_size, max_size, self.setting.dim)
+
+    def predict(self, params: Mapping[str, torch.Tensor], batch: PromptBatch) -> torch.Tensor:
+        return predict(params["key_query"], params["value"], batch)
+
+    def target(self, batch: PromptBatch) -> torch.Tensor:
+        return batch.query_label
+
+    def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        """``label_value`` w_y and ``key_query_trace`` tr(K_x)/D."""
+        key_query = params["key_query"]
+        trace = torch.diagonal(key_query[..., :-1, :], dim1=-2, dim2=-1).mean(dim=-1)
+        return {"label_value": params["value"][..., -1], "key_query_trace": trace}

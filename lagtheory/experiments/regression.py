@@ -24,39 +24,33 @@ needs here too. The readout enters ``df/dq`` as a factor: at ``v = 0``, ``f``
 is identically 0 and the query gradient is exactly 0 (the analogue of
 ``lem-gradients``).
 
-Lengths vary within a batch (padding plus a mask); training lengths are
-uniform on ``{TRAIN_MIN_LENGTH, ..., TRAIN_MAX_LENGTH}`` and the test lengths
-go far beyond (the protocol of Deletang et al., ICLR 2023).
-
-Runs: :func:`training_batches` draws the batches of every step from
-``step_generator(seed, step + 1)``, :func:`held_out_batches` the test batches
-of each length, and :func:`run` trains with one schedule of
-:mod:`lagtheory.experiments.protocol`.
+Lengths vary within a batch (padding plus a mask). Runs go through the shared
+driver :class:`lagtheory.experiments.sequence_tasks.SequenceRegression` and the
+engine (:func:`lagtheory.experiments.engine.run_cell`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from numpy.typing import NDArray
 
-from lagtheory._validation import check_integer
+from lagtheory._validation import check_integer, check_positive
 
-from .protocol import make_schedule, step_generator, train
+from .engine import TrainingConfig
+from .sequence_tasks import SequenceRegression, SequenceSetting, seed_einsum
 
-TRAIN_MIN_LENGTH = 2
-TRAIN_MAX_LENGTH = 40
 KEY_COORDINATE = 0  # k* = e_0
 VALUE_COORDINATE = 1  # v* = e_1
 
 
 @dataclass(frozen=True)
 class RegressionBatch:
-    """A padded batch: ``tokens`` (B, N, D), ``mask`` (B, N) True on real tokens,
-    ``lengths`` (B,) float64, ``position`` (B,) the hidden marked position J
-    (0-based), ``target`` (B,) the label y."""
+    """A padded batch: ``tokens`` (..., B, N, D), ``mask`` (..., B, N) True on real tokens,
+    ``lengths`` (..., B) float64, ``position`` (..., B) the hidden marked position J
+    (0-based), ``target`` (..., B) the label y."""
 
     tokens: torch.Tensor
     mask: torch.Tensor
@@ -66,40 +60,89 @@ class RegressionBatch:
 
 
 def sample_batch(
-    generator: torch.Generator,
-    batch_size: int,
+    rng: np.random.Generator | list[np.random.Generator],
+    batch_size: int | tuple[int, ...],
     min_length: int,
     max_length: int,
     dim: int,
     marker: float = 1.0,
 ) -> RegressionBatch:
     """Draw ``batch_size`` sequences with lengths uniform on ``{min_length, ...,
-    max_length}`` (padded to ``max_length``), the data of the module docstring."""
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    check_integer(batch_size, "batch_size", minimum=1)
+    max_length}`` (padded to ``max_length``), the data of the module docstring;
+    ``batch_size`` may be a shape (several steps' batches at once). From each
+    generator, in this order: the lengths, the marked positions, then the Gaussian
+    coordinates of all ``max_length`` positions (those past a sequence's length are
+    then set to 0). ``rng`` may be a list of generators (one per seed): the result
+    then has a leading seed dimension, and seed j's part equals the draw from
+    ``rng[j]`` alone."""
+    rngs = _generators(rng)
+    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
+    for size in shape:
+        check_integer(size, "batch_size", minimum=1)
     check_integer(min_length, "min_length", minimum=1)
     check_integer(max_length, "max_length", minimum=min_length)
     check_integer(dim, "dim", minimum=2)
-    _check_marker(marker)
-    lengths = torch.randint(min_length, max_length + 1, (batch_size,), generator=generator)
-    position = torch.floor(torch.rand(batch_size, dtype=torch.float64, generator=generator) * lengths).long()
-    tokens = torch.randn(batch_size, max_length, dim, dtype=torch.float64, generator=generator)
-    tokens[:, :, KEY_COORDINATE] = 0.0
-    mask = torch.arange(max_length).unsqueeze(0) < lengths.unsqueeze(1)
-    tokens = tokens * mask.unsqueeze(2)
-    rows = torch.arange(batch_size)
-    tokens[rows, position, KEY_COORDINATE] = float(marker)
-    return RegressionBatch(tokens, mask, lengths.to(torch.float64), position, target(tokens, position))
+    marker = check_positive(marker, "marker")
+    lengths = np.empty((len(rngs), *shape), dtype=np.int64)
+    position = np.empty((len(rngs), *shape), dtype=np.int64)
+    noise = np.empty((len(rngs), *shape, max_length, dim - 1))
+    for j, generator in enumerate(rngs):
+        lengths[j] = generator.integers(min_length, max_length + 1, size=shape)
+        position[j] = np.floor(generator.random(shape) * lengths[j]).astype(np.int64)
+        generator.standard_normal(out=noise[j])
+    mask = np.arange(max_length) < lengths[..., None]
+    tokens = np.zeros((len(rngs), *shape, max_length, dim))
+    free = np.arange(dim) != KEY_COORDINATE  # the noise lies orthogonal to k*
+    tokens[..., free] = noise * mask[..., None]
+    np.put_along_axis(tokens[..., KEY_COORDINATE], position[..., None], marker, axis=-1)
+    if not isinstance(rng, list):
+        tokens, mask, lengths, position = tokens[0], mask[0], lengths[0], position[0]
+    tokens_t = torch.from_numpy(tokens)
+    position_t = torch.from_numpy(position)
+    return RegressionBatch(
+        tokens_t,
+        torch.from_numpy(mask),
+        torch.from_numpy(lengths.astype(np.float64)),
+        position_t,
+        target(tokens_t, position_t),
+    )
+
+
+def _generators(rng: object) -> list[np.random.Generator]:
+    """A generator or a non-empty list of generators, as a list."""
+    rngs = rng if isinstance(rng, list) else [rng]
+    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
+        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
+    return rngs
 
 
 def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-    """The label ``y = <v*, x_J> = x_J[1]`` of each sequence, shape (B,)."""
-    return tokens[torch.arange(tokens.shape[0]), position, VALUE_COORDINATE]
+    """The label ``y = <v*, x_J> = x_J[1]`` of each sequence, shape (..., B)."""
+    return torch.take_along_dim(tokens[..., VALUE_COORDINATE], position.unsqueeze(-1), dim=-1).squeeze(-1)
+
+
+def attention_weights(
+    query: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
+    """``alpha_i = n^<q, x_i> / sum_j n^<q, x_j>`` over the real tokens (0 on padding), shape (..., B, N):
+    ``query`` (..., D) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension."""
+    scores = torch.log(lengths).unsqueeze(-1) * seed_einsum("d,bnd->bn", query, tokens, 1)
+    if not bool(mask.all()):
+        scores = scores.masked_fill(~mask, -torch.inf)
+    return torch.softmax(scores, dim=-1)
+
+
+def predict(
+    query: torch.Tensor, readout: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
+    """``f = <v, sum_i alpha_i x_i>`` of each sequence, shape (..., B) (shapes as in :func:`attention_weights`)."""
+    alpha = attention_weights(query, tokens, mask, lengths)
+    return (alpha * seed_einsum("d,bnd->bn", readout, tokens, 1)).sum(dim=-1)  # sum_i alpha_i <v, x_i>
 
 
 class SingleLocationModel(torch.nn.Module):
-    """One length-scaled attention layer with a trainable query, then a linear readout.
+    """One length-scaled attention layer with a trainable query, then a linear readout, for one model
+    (the engine trains many at once through :func:`predict`).
 
     Parameters (float64, zero at construction): ``query`` (D,), the attention
     group, and ``readout`` (D,), the output group.
@@ -107,30 +150,19 @@ class SingleLocationModel(torch.nn.Module):
 
     def __init__(self, dim: int) -> None:
         super().__init__()
-        check_integer(dim, "dim", minimum=2)
-        self.dim = dim
+        self.dim = check_integer(dim, "dim", minimum=2)
         self.query = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
         self.readout = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
 
-    def attention_parameters(self) -> list[torch.nn.Parameter]:
-        """The attention group: the query."""
-        return [self.query]
-
-    def output_parameters(self) -> list[torch.nn.Parameter]:
-        """The output group: the readout."""
-        return [self.readout]
-
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """``alpha_i = n^<q, x_i> / sum_j n^<q, x_j>`` over the real tokens (0 on padding), shape (B, N)."""
+        """:func:`attention_weights` of this model, shape (B, N)."""
         self._check_batch(tokens, mask, lengths)
-        scores = torch.log(lengths).unsqueeze(1) * (tokens @ self.query)
-        return torch.softmax(scores.masked_fill(~mask, -torch.inf), dim=1)
+        return attention_weights(self.query, tokens, mask, lengths)
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """``f = <v, sum_i alpha_i x_i>``, shape (B,)."""
-        alpha = self.attention_weights(tokens, mask, lengths)
-        pooled = (alpha.unsqueeze(2) * tokens).sum(dim=1)
-        return pooled @ self.readout
+        """:func:`predict` of this model, shape (B,)."""
+        self._check_batch(tokens, mask, lengths)
+        return predict(self.query, self.readout, tokens, mask, lengths)
 
     def _check_batch(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> None:
         if tokens.dtype != torch.float64 or tokens.ndim != 3 or tokens.shape[2] != self.dim:
@@ -141,133 +173,79 @@ class SingleLocationModel(torch.nn.Module):
             raise ValueError("lengths must have shape (B,) and equal the number of True entries of each mask row")
 
 
-def initialise(model: SingleLocationModel, scale: float, generator: torch.Generator) -> None:
-    """Set ``query`` and ``readout`` to independent ``N(0, scale^2 I)`` draws (query first)."""
-    if not isinstance(model, SingleLocationModel):
-        raise TypeError(f"model must be a SingleLocationModel, got {type(model).__name__}")
-    _check_scale(scale)
-    with torch.no_grad():
-        for param in (model.query, model.readout):
-            param.copy_(scale * torch.randn(model.dim, dtype=torch.float64, generator=generator))
-
-
 @dataclass(frozen=True)
-class RegressionConfig:
-    """Everything one training run needs besides the schedule name and the seed.
-
-    ``dim`` D and ``marker`` kappa of the data; ``batch_size`` sequences per
-    SGD step, ``total_steps`` steps in all; ``lr``, ``warm_steps`` and
-    ``big_step`` as in :func:`~lagtheory.experiments.protocol.make_schedule`;
-    ``init_scale`` the standard deviation of the initial entries of q and v;
-    ``test_size`` held-out sequences of each of ``test_lengths``, drawn from
-    ``step_generator(test_seed, n)``. The defaults are the chapter's values:
-    ``lr`` small enough for the stiff query direction of ``two-timescale-3``.
-    """
+class RegressionSetting(SequenceSetting):
+    """The data of the task: token dimension ``dim`` D and ``marker`` kappa; the sizes are sequence lengths."""
 
     dim: int = 8
     marker: float = 1.0
-    batch_size: int = 64
-    total_steps: int = 300
-    lr: float = 0.05
-    warm_steps: int = 75
-    big_step: float = 20.0
-    init_scale: float = 0.1
-    test_lengths: tuple[int, ...] = (5, 10, 20, 40, 60, 100, 160, 250, 400, 630, 1000)
-    test_size: int = 256
-    test_seed: int = 10**6
+    preset_key: float = 2.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_integer(self.dim, "dim", 2)
+        check_positive(self.marker, "marker")
+        check_positive(self.preset_key, "preset_key")
 
 
-@dataclass(frozen=True)
-class RegressionRun:
-    """The result of one run: the training loss of every step, the key and
-    value components ``<q, k*>`` and ``<v, v*>`` of the parameters at every
-    step (before its update), the test mean squared error at each of
-    ``config.test_lengths``, the final parameters."""
+REGRESSION_SETTING = RegressionSetting(
+    train_min=2,
+    train_max=40,
+    test_sizes=(5, 10, 20, 40, 60, 100, 160, 250, 400, 630, 1000),
+    test_size=256,
+    test_seed=10**6,
+)
+"""The chapter's data: D = 8, kappa = 1, training lengths 2..40, 256 test sequences per test length."""
 
-    losses: NDArray[np.float64]
-    query_key: NDArray[np.float64]
-    readout_value: NDArray[np.float64]
-    test_errors: NDArray[np.float64]
-    query: NDArray[np.float64]
-    readout: NDArray[np.float64]
-
-
-def held_out_batches(config: RegressionConfig) -> list[RegressionBatch]:
-    """One fixed batch of ``config.test_size`` sequences of each test length
-    (all of that exact length), seeded by ``(config.test_seed, length)``."""
-    return [
-        sample_batch(step_generator(config.test_seed, n), config.test_size, n, n, config.dim, config.marker)
-        for n in config.test_lengths
-    ]
-
-
-def mean_squared_error(model: SingleLocationModel, batch: RegressionBatch) -> float:
-    """``mean (f - y)^2`` over the batch (the target has variance 1, so 1 is the error of f = 0)."""
-    with torch.no_grad():
-        return float(((model(batch.tokens, batch.mask, batch.lengths) - batch.target) ** 2).mean())
+REGRESSION_TRAINING = TrainingConfig(
+    steps=300,
+    attention_lr=0.05,
+    output_lr=0.05,
+    warm_steps=75,
+    big_step=20.0,
+    batch_size=64,
+    output_scale=0.1,
+    attention_init="random",
+    attention_scale=0.1,
+)
+"""The chapter's regime: SGD, one step size 0.05 (small enough for two-timescale-3's stiff query),
+query and readout i.i.d. N(0, 0.1^2)."""
 
 
-def training_batches(config: RegressionConfig, seed: int) -> list[RegressionBatch]:
-    """The batches of every step of a run with ``seed``: step ``s`` uses
-    ``config.batch_size`` sequences drawn from ``step_generator(seed, s + 1)``
-    (``step_generator(seed, 0)`` initialises the model), so that every
-    schedule run with ``seed`` sees the same data."""
-    return [
-        sample_batch(
-            step_generator(seed, step + 1),
-            config.batch_size,
-            TRAIN_MIN_LENGTH,
-            TRAIN_MAX_LENGTH,
-            config.dim,
-            config.marker,
-        )
-        for step in range(config.total_steps)
-    ]
+class RegressionTask(SequenceRegression):
+    """Single-location regression as an engine task: parameters ``readout`` v (output group) and
+    ``query`` q (attention group); the preset query is ``(preset_key / kappa) k*`` (marked weight
+    p(n, 1; preset_key), which tends to 1 for preset_key > 1)."""
 
+    name = "single-location regression"
 
-def run(
-    config: RegressionConfig, schedule: str, seed: int, batches: list[RegressionBatch], tests: list[RegressionBatch]
-) -> RegressionRun:
-    """Train a fresh model (initialised from ``step_generator(seed, 0)``) with
-    ``schedule`` on ``batches`` (one per step, from :func:`training_batches`),
-    then measure the test errors on ``tests`` (from :func:`held_out_batches`)."""
-    if len(batches) != config.total_steps:
-        raise ValueError(f"batches must hold one batch per step ({config.total_steps}), got {len(batches)}")
-    if len(tests) != len(config.test_lengths):
-        raise ValueError(f"tests must hold one batch per test length ({len(config.test_lengths)}), got {len(tests)}")
-    model = SingleLocationModel(config.dim)
-    initialise(model, config.init_scale, step_generator(seed, 0))
-    phases = make_schedule(schedule, config.total_steps, config.lr, config.warm_steps, config.big_step)
-    query_key = np.empty(config.total_steps)
-    readout_value = np.empty(config.total_steps)
+    def __init__(self, setting: RegressionSetting = REGRESSION_SETTING) -> None:
+        if not isinstance(setting, RegressionSetting):
+            raise TypeError(f"setting must be a RegressionSetting, got {type(setting).__name__}")
+        self.setting = setting
 
-    def loss_fn(step: int) -> torch.Tensor:
-        query_key[step] = float(model.query.detach()[KEY_COORDINATE])
-        readout_value[step] = float(model.readout.detach()[VALUE_COORDINATE])
-        batch = batches[step]
-        return ((model(batch.tokens, batch.mask, batch.lengths) - batch.target) ** 2).mean()
+    def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
+        return {"readout": ((self.setting.dim,), "output"), "query": ((self.setting.dim,), "attention")}
 
-    losses = train(model.attention_parameters(), model.output_parameters(), phases, loss_fn)
-    errors = np.array([mean_squared_error(model, batch) for batch in tests])
-    return RegressionRun(
-        losses,
-        query_key,
-        readout_value,
-        errors,
-        model.query.detach().numpy().copy(),
-        model.readout.detach().numpy().copy(),
-    )
+    def preset_attention(self) -> Mapping[str, torch.Tensor]:
+        query = torch.zeros(self.setting.dim, dtype=torch.float64)
+        query[KEY_COORDINATE] = self.setting.preset_key / self.setting.marker
+        return {"query": query}
 
+    def sample(
+        self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int
+    ) -> RegressionBatch:
+        return sample_batch(rng, batch_size, min_size, max_size, self.setting.dim, self.setting.marker)
 
-def _check_marker(marker: float) -> None:
-    if isinstance(marker, bool) or not isinstance(marker, (int, float, np.integer, np.floating)):
-        raise TypeError(f"marker must be a real number, got {type(marker).__name__}")
-    if not np.isfinite(marker) or marker <= 0:
-        raise ValueError(f"marker must be a finite number > 0, got {marker!r}")
+    def predict(self, params: Mapping[str, torch.Tensor], batch: RegressionBatch) -> torch.Tensor:
+        return predict(params["query"], params["readout"], batch.tokens, batch.mask, batch.lengths)
 
+    def target(self, batch: RegressionBatch) -> torch.Tensor:
+        return batch.target
 
-def _check_scale(scale: float) -> None:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
-        raise TypeError(f"scale must be a real number, got {type(scale).__name__}")
-    if not np.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        """``query_key`` <q, k*> and ``readout_value`` <v, v*>."""
+        return {
+            "query_key": params["query"][..., KEY_COORDINATE],
+            "readout_value": params["readout"][..., VALUE_COORDINATE],
+        }

@@ -9,6 +9,14 @@ cells of notebooks) and collects
   the statement directly above it in the same file (the book's convention);
 * checks: a code cell whose first line is ``# check[sympy]: label, label`` or
   ``# check[numeric]: label`` attaches a symbolic or numeric check to those labels.
+  Each check cell is kept with its notebook and cell index, so the book can link
+  a statement to the cells that check it (``book/_ext/claim_links.py``).
+
+It is book tooling, not mathematics: it lives beside the book in ``book/_ext``,
+where the Sphinx extension ``claim_links`` imports it; the claim-map page and
+``tests/test_claims.py`` import it from there too. The text forms in
+``book/text/`` are skipped (they pair the notebooks cell for cell, and reading
+both would define every label twice).
 
 :meth:`ClaimMap.problems` lists what breaks the book's rules: a theorem-like
 statement with no check, a proof that cites a label that does not exist, a
@@ -26,11 +34,33 @@ from pathlib import Path
 THEOREM_LIKE = ("lemma", "theorem", "proposition", "corollary")
 STATEMENT_KINDS = ("definition", *THEOREM_LIKE)
 CHECK_KINDS = ("sympy", "numeric")
+TEXT_FORMS = "text"  # the folder of the chapters' jupytext text forms, under the book directory
 
 _OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:(?P<kind>\w+)\}(?P<title>.*)$")
 _LABEL = re.compile(r"^:label:\s*(?P<label>\S+)\s*$")
 _REF = re.compile(r"\{prf:ref\}`(?:[^`<]*<)?(?P<label>[^`<>]+?)>?`")
 _CHECK = re.compile(r"^#\s*check\[(?P<kind>\w+)\]:\s*(?P<labels>.+)$")
+
+
+@dataclass(frozen=True)
+class CheckCell:
+    """One check cell: its kind, the labels on its first line, and where it is.
+
+    ``source`` is the notebook's path relative to the book directory, ``cell``
+    the cell's 0-based index in the notebook, and ``number`` its 1-based
+    position among the check cells of that notebook (the "check 3" a reader sees).
+    """
+
+    kind: str
+    labels: tuple[str, ...]
+    source: str
+    cell: int
+    number: int
+
+    @property
+    def anchor(self) -> str:
+        """The HTML id of the cell on its page, e.g. ``check-representation-3``."""
+        return f"check-{Path(self.source).with_suffix('').as_posix().replace('/', '-')}-{self.number}"
 
 
 @dataclass
@@ -42,7 +72,12 @@ class Statement:
     title: str
     source: str
     cites: set[str] = field(default_factory=set)
-    checks: set[str] = field(default_factory=set)
+    check_cells: list[CheckCell] = field(default_factory=list)
+
+    @property
+    def checks(self) -> set[str]:
+        """The kinds of check attached ('sympy', 'numeric')."""
+        return {c.kind for c in self.check_cells}
 
     @property
     def status(self) -> str:
@@ -60,6 +95,7 @@ class ClaimMap:
 
     statements: dict[str, Statement]
     errors: list[str]
+    check_cells: list[CheckCell] = field(default_factory=list)
 
     def edges(self) -> list[tuple[str, str]]:
         """(cited, citing) pairs: an edge from each result to the statements whose proofs use it."""
@@ -116,25 +152,28 @@ def read_claims(book_dir: str | Path) -> ClaimMap:
     if not book_dir.is_dir():
         raise ValueError(f"book_dir must be an existing directory, got {str(book_dir)!r}")
     statements: dict[str, Statement] = {}
-    checks: list[tuple[str, str, str]] = []
+    check_cells: list[CheckCell] = []
     errors: list[str] = []
     files = sorted(
         p
         for p in book_dir.rglob("*")
         if p.suffix in (".md", ".ipynb")
-        and not any(part.startswith(("_build", ".")) for part in p.parts)
-        and p.parent.name != "text"  # book/text/*.md are the notebooks' paired text forms
+        and not any(part.startswith(("_build", ".")) for part in p.relative_to(book_dir).parts)
+        # book/text/*.md are the notebooks' paired text forms: the same cells a second time
+        and not p.is_relative_to(book_dir / TEXT_FORMS)
     )
     for path in files:
         source = str(path.relative_to(book_dir))
         current: Statement | None = None
-        for cell_type, text in _markdown_and_code(path):
+        number = 0
+        for index, (cell_type, text) in enumerate(_markdown_and_code(path)):
             if cell_type == "code":
                 first = text.lstrip().splitlines()[0] if text.strip() else ""
                 match = _CHECK.match(first)
                 if match:
-                    for label in (part.strip() for part in match["labels"].split(",")):
-                        checks.append((match["kind"], label, source))
+                    number += 1
+                    labels = tuple(part.strip() for part in match["labels"].split(",") if part.strip())
+                    check_cells.append(CheckCell(match["kind"], labels, source, index, number))
                 continue
             for kind, title, label, body in _directives(text):
                 if kind in STATEMENT_KINDS:
@@ -150,11 +189,13 @@ def read_claims(book_dir: str | Path) -> ClaimMap:
                         errors.append(f"{source}: a proof with no labelled statement above it")
                         continue
                     current.cites.update(m["label"] for m in _REF.finditer(body))
-    for kind, label, source in checks:
-        if kind not in CHECK_KINDS:
-            errors.append(f"{source}: check kind {kind!r} is not one of {CHECK_KINDS}")
-        elif label in statements:
-            statements[label].checks.add(kind)
-        elif not label.startswith("emp-"):
-            errors.append(f"{source}: a check names unknown label {label}")
-    return ClaimMap(statements, errors)
+    for check in check_cells:
+        if check.kind not in CHECK_KINDS:
+            errors.append(f"{check.source}: check kind {check.kind!r} is not one of {CHECK_KINDS}")
+            continue
+        for label in check.labels:
+            if label in statements:
+                statements[label].check_cells.append(check)
+            elif not label.startswith("emp-"):
+                errors.append(f"{check.source}: a check names unknown label {label}")
+    return ClaimMap(statements, errors, check_cells)

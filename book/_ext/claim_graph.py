@@ -1,0 +1,200 @@
+"""The claim map as an inline SVG: one band per chapter, one linked box per statement.
+
+Pure layout and drawing (no Sphinx): :func:`render_svg` takes the statements in
+reading order, each with its link, status and check cells (already resolved to
+links by ``claim_links``), and the citation edges, and returns SVG markup.
+
+* Chapters are horizontal bands, top to bottom in reading order, each headed by
+  the chapter's number and title (a link to the chapter); a band holds its
+  statements left to right in the order they appear, ``PER_ROW`` to a row.
+* A node is a box coloured by check status (sympy and numeric, numeric only,
+  sympy only, none); the box links to the statement, and a row of chips under
+  its name links to each check cell (sympy chips first), wrapping after
+  ``CHIPS_PER_ROW``.
+* An arrow runs from a result to each statement whose proof cites it: from the
+  bottom of a box down to the top of a box in a later band, or as an arc over
+  the row when both are in one chapter. Where several arrows leave or enter one
+  box, their ends are spread along its edge.
+* The drawing has no legend inside it (``claim_links`` prints the legend below
+  it) and carries its colours as attributes, so it needs no stylesheet; the
+  page's CSS only adds hover and focus outlines.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+NODE_WIDTH = 160
+NODE_GAP = 38
+PER_ROW = 4
+HEADER = 20  # height of a band's title line
+ARC_ROOM = 24  # between a band's title and its boxes, for arcs between statements of one chapter
+ROW_GAP = 16
+BAND_GAP = 30
+CHIP = 9
+CHIP_GAP = 2
+CHIPS_PER_ROW = 13
+MARGIN = 8
+
+FILL = {"both": "#d3f9d8", "numeric": "#fff0d1", "sympy": "#dbe4ff", "none": "#f1f3f5"}
+STROKE = {"both": "#2b8a3e", "numeric": "#c77700", "sympy": "#3b5bdb", "none": "#868e96"}
+CHIP_FILL = {"sympy": "#3b5bdb", "numeric": "#c77700"}
+STATUS_WORDS = {
+    "both": "checked by sympy and numeric runs",
+    "numeric": "checked by numeric runs only",
+    "sympy": "checked by sympy only",
+    "none": "no check (a definition)",
+}
+
+
+@dataclass
+class GraphNode:
+    """One statement as the graph shows it; ``checks`` holds (kind, href, tooltip) per check cell."""
+
+    label: str
+    name: str
+    title: str
+    column: str
+    status: str
+    href: str
+    checks: list[tuple[str, str, str]] = field(default_factory=list)
+    column_href: str = ""
+
+
+@dataclass
+class _Box:
+    node: GraphNode
+    x: float
+    y: float
+    height: float
+    band: int
+    row: int
+
+    @property
+    def centre(self) -> float:
+        return self.x + NODE_WIDTH / 2
+
+    @property
+    def bottom(self) -> float:
+        return self.y + self.height
+
+
+def _node_height(node: GraphNode) -> float:
+    rows = math.ceil(len(node.checks) / CHIPS_PER_ROW)
+    return 38 + rows * (CHIP + CHIP_GAP) + (4 if rows else 0)
+
+
+def layout(graph_nodes: list[GraphNode]) -> tuple[dict[str, _Box], list[tuple[str, str, float]], float, float]:
+    """Boxes by label, the bands' (title, link, y), and the drawing's width and height."""
+    chapters: dict[str, list[GraphNode]] = {}
+    for node in graph_nodes:
+        chapters.setdefault(node.column, []).append(node)
+    boxes: dict[str, _Box] = {}
+    bands = []
+    y = float(MARGIN)
+    widest = 1
+    for band, members in enumerate(chapters.values()):
+        bands.append((members[0].column, members[0].column_href, y))
+        y += HEADER + ARC_ROOM
+        for row_start in range(0, len(members), PER_ROW):
+            row = members[row_start : row_start + PER_ROW]
+            widest = max(widest, len(row))
+            height = max(_node_height(n) for n in row)
+            for i, node in enumerate(row):
+                x = MARGIN + i * (NODE_WIDTH + NODE_GAP)
+                boxes[node.label] = _Box(node, x, y, _node_height(node), band, row_start // PER_ROW)
+            y += height + ROW_GAP
+        y += BAND_GAP - ROW_GAP
+    width = 2 * MARGIN + widest * NODE_WIDTH + (widest - 1) * NODE_GAP
+    return boxes, bands, width, y - BAND_GAP + MARGIN
+
+
+def _spread(count: int, index: int) -> float:
+    """The x offset, within a box, of the index-th of count arrow ends on one edge."""
+    return NODE_WIDTH * (index + 1) / (count + 1)
+
+
+def _edge_paths(boxes: dict[str, _Box], edges: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(cited, citing, SVG path) for each edge between two drawn statements."""
+    drawn = [(a, b) for a, b in edges if a in boxes and b in boxes]
+    down = [
+        (a, b) for a, b in drawn if (boxes[a].y, boxes[a].x) != (boxes[b].y, boxes[b].x) and boxes[a].y < boxes[b].y
+    ]
+    leaving: dict[str, list[str]] = {}
+    entering: dict[str, list[str]] = {}
+    for a, b in down:
+        leaving.setdefault(a, []).append(b)
+        entering.setdefault(b, []).append(a)
+    for targets in leaving.values():
+        targets.sort(key=lambda t: boxes[t].centre)
+    for sources in entering.values():
+        sources.sort(key=lambda s: boxes[s].centre)
+    paths = []
+    for a, b in drawn:
+        p, q = boxes[a], boxes[b]
+        if (a, b) in down:
+            x1 = p.x + _spread(len(leaving[a]), leaving[a].index(b))
+            x2 = q.x + _spread(len(entering[b]), entering[b].index(a))
+            y1, y2 = p.bottom, q.y - 1
+            dy = max(18.0, (y2 - y1) / 2)
+            path = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + dy:.1f} {x2:.1f},{y2 - dy:.1f} {x2:.1f},{y2:.1f}"
+        elif p.y == q.y:  # one row of one chapter: an arc over the row
+            x1 = p.x + NODE_WIDTH * (0.75 if p.x < q.x else 0.25)
+            x2 = q.x + NODE_WIDTH * (0.25 if p.x < q.x else 0.75)
+            top = p.y - ARC_ROOM + 4
+            path = f"M{x1:.1f},{p.y:.1f} C{x1:.1f},{top:.1f} {x2:.1f},{top:.1f} {x2:.1f},{q.y - 1:.1f}"
+        else:  # a citation upwards (a later statement cited earlier): from the top of one to the bottom of the other
+            x1, x2 = p.centre, q.centre
+            y1, y2 = p.y, q.bottom + 1
+            dy = max(18.0, (y1 - y2) / 2)
+            path = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 - dy:.1f} {x2:.1f},{y2 + dy:.1f} {x2:.1f},{y2:.1f}"
+        paths.append((a, b, path))
+    return paths
+
+
+def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> str:
+    """SVG markup of the claim map (see the module docstring)."""
+    boxes, bands, width, height = layout(graph_nodes)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="claim-graph-svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+        f'width="{width:.0f}" height="{height:.0f}" role="img" '
+        'aria-label="Claim map: statements of the book, the citations between their proofs, and their checks">',
+        '<defs><marker id="claim-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
+    ]
+    for title, href, y in bands:
+        text = (
+            f'<text class="claim-band-title" x="{MARGIN}" y="{y + 14:.1f}" font-size="13" font-weight="bold" '
+            f'fill="#343a40">{escape(title)}</text>'
+        )
+        out.append(f'<a href="{escape(href)}">{text}</a>' if href else text)
+    for cited, citing, path in _edge_paths(boxes, edges):
+        out.append(
+            f'<path class="claim-edge" d="{path}" fill="none" stroke="#555" stroke-opacity="0.6" stroke-width="1.3" '
+            f'marker-end="url(#claim-arrow)"><title>{escape(cited)} is cited by the proof of {escape(citing)}</title></path>'
+        )
+    for box in boxes.values():
+        node = box.node
+        tip = f"{node.name}" + (f" ({node.title})" if node.title else "") + f": {STATUS_WORDS[node.status]}"
+        out.append(
+            f'<a class="claim-node status-{node.status}" href="{escape(node.href)}">'
+            f"<title>{escape(tip)}</title>"
+            f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{NODE_WIDTH}" height="{box.height:.1f}" rx="6" '
+            f'fill="{FILL[node.status]}" stroke="{STROKE[node.status]}" stroke-width="1.6"/>'
+            f'<text x="{box.centre:.1f}" y="{box.y + 16:.1f}" text-anchor="middle" font-size="13" '
+            f'font-weight="bold" fill="#212529">{escape(node.name)}</text>'
+            f'<text x="{box.centre:.1f}" y="{box.y + 31:.1f}" text-anchor="middle" font-size="11" '
+            f'fill="#343a40" font-family="monospace">{escape(node.label)}</text></a>'
+        )
+        for i, (kind, href, label) in enumerate(node.checks):
+            row, col = divmod(i, CHIPS_PER_ROW)
+            x = box.x + 7 + col * (CHIP + CHIP_GAP)
+            y = box.y + 38 + row * (CHIP + CHIP_GAP)
+            out.append(
+                f'<a class="claim-chip check-{kind}" href="{escape(href)}"><title>{escape(label)}</title>'
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{CHIP}" height="{CHIP}" rx="2" fill="{CHIP_FILL[kind]}"/></a>'
+            )
+    out.append("</svg>")
+    return "\n".join(out)

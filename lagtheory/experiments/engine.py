@@ -1,0 +1,299 @@
+"""The experiment engine: every schedule of a comparison and every seed trained
+in one forward and backward pass per step.
+
+A *task* (:class:`Task`: languages, regression, in-context regression)
+declares its parameters and which group each belongs to, draws the training
+data of a seed, computes the per-seed loss of parameters that carry a leading
+(schedule, seed) dimension, and evaluates trained parameters. The engine
+(:func:`run_cell`) stacks the parameters of all schedules and seeds, so a step
+costs one batched forward and one backward pass whatever the number of seeds;
+since the loss of seed j depends only on seed j's parameters, the gradient of
+the summed loss with respect to them is seed j's own gradient, and torch's SGD
+and Adam are elementwise, so a seed trained in a batch of seeds follows the
+same trajectory as trained alone (the tests check this to 1e-12).
+
+Pairing: within a seed every schedule starts from the same parameters and
+sees the same batch at every step. The seed fixes two independent streams
+(``numpy.random.SeedSequence([seed, 0])`` for the initialisation, ``[seed, 1]``
+for the training data), so a seed's data do not depend on which other seeds
+run alongside it.
+
+The knobs of a study are the fields of :class:`TrainingConfig`: the step
+budget and its accounting, per-group step sizes, the optimiser (torch's SGD
+or Adam), per-group initialisation scales and the attention's initialisation
+(zero, random, or the task's preset value with a fresh readout).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from lagtheory._validation import check_integer, check_positive
+from lagtheory.schedules import SCHEDULE_NAMES, Phase, ScheduleSettings, check_schedule_name, make_schedule
+from lagtheory.training import OPTIMISERS, TorchGroupOptimiser, descend
+
+ATTENTION_INITS = ("zero", "random", "preset")
+GROUPS = ("attention", "output")
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """How every schedule of a cell is trained.
+
+    ``steps`` the budget T, counted by ``accounting`` ("total": every schedule
+    T steps in all; "joint": the last phase T steps after any warm-up);
+    ``attention_lr``, ``output_lr`` the base step sizes of the two groups;
+    ``warm_steps`` the warm-up of lag and lead; ``big_step`` the single
+    attention step of one-step and three-phase, ``first_output_step`` the
+    first output step of three-phase (None: ``output_lr``); ``batch_size``
+    examples per step; ``optimiser`` "sgd" or "adam"; the output group starts
+    i.i.d. N(0, output_scale^2), the attention at 0 (``attention_init="zero"``),
+    i.i.d. N(0, attention_scale^2) ("random") or at the task's preset value
+    ("preset"; the readout is still drawn fresh).
+    """
+
+    steps: int
+    attention_lr: float
+    output_lr: float
+    warm_steps: int
+    big_step: float
+    batch_size: int
+    first_output_step: float | None = None
+    accounting: str = "total"
+    optimiser: str = "sgd"
+    output_scale: float = 0.1
+    attention_init: str = "zero"
+    attention_scale: float = 0.1
+
+    def __post_init__(self) -> None:
+        check_integer(self.batch_size, "batch_size", minimum=1)
+        if self.optimiser not in OPTIMISERS:
+            raise ValueError(f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}")
+        check_positive(self.output_scale, "output_scale")
+        check_positive(self.attention_scale, "attention_scale")
+        if self.attention_init not in ATTENTION_INITS:
+            raise ValueError(f"attention_init must be one of {ATTENTION_INITS}, got {self.attention_init!r}")
+        self.schedule_settings()  # validates the schedule fields
+
+    def schedule_settings(self) -> ScheduleSettings:
+        """The fields that define the phases of the named schedules."""
+        return ScheduleSettings(
+            steps=self.steps,
+            attention_lr=self.attention_lr,
+            output_lr=self.output_lr,
+            warm_steps=self.warm_steps,
+            big_step=self.big_step,
+            first_output_step=self.first_output_step,
+            accounting=self.accounting,
+        )
+
+
+class TrainingStream(Protocol):
+    """The training batches of a group of seeds, consumed step by step in order."""
+
+    def batch(self, step: int) -> Any:
+        """The batch of step ``step`` (0, 1, 2, ... in this order) for every seed, leading seed dimension."""
+
+
+class Task(Protocol):
+    """What the engine needs from a task (module docstring). Parameter tensors have leading
+    dimensions (schedules, seeds); data have a leading seed dimension."""
+
+    name: str
+
+    def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
+        """Parameter name -> (shape of one model's tensor, group "attention" or "output"), in draw order."""
+
+    def preset_attention(self) -> Mapping[str, torch.Tensor]:
+        """The attention parameters of ``attention_init="preset"`` (a value that solves the task)."""
+
+    def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> TrainingStream:
+        """The training data of these seeds for ``steps`` steps (seed j's from SeedSequence([seed_j, 1]))."""
+
+    def losses(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
+        """The mean training loss over the batch of each (schedule, seed), shape (schedules, seeds)."""
+
+    def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        """Quantities recorded before every step, each of shape (schedules, seeds)."""
+
+    def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
+        """Test metrics of trained parameters, each of shape (schedules, seeds, ...)."""
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """The runs of one cell (one configuration, several schedules and seeds).
+
+    ``losses`` (schedules, seeds, steps) the training loss before every step
+    (NaN after a schedule has finished); ``traces`` name -> (schedules, seeds,
+    steps) what the task observes before every step, and the Euclidean
+    distances ``attention_moved`` and ``output_moved`` of each group from its
+    initial value; ``metrics`` name ->
+    (schedules, seeds, ...) the task's test metrics of the trained parameters;
+    ``final`` name -> (schedules, seeds, ...) the trained parameters.
+    """
+
+    schedules: tuple[str, ...]
+    seeds: tuple[int, ...]
+    losses: NDArray[np.float64]
+    traces: dict[str, NDArray[np.float64]]
+    metrics: dict[str, NDArray]
+    final: dict[str, NDArray[np.float64]]
+
+    def index(self, schedule: str) -> int:
+        """The row of ``schedule`` in the arrays."""
+        return self.schedules.index(schedule)
+
+
+def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
+    """A non-empty sequence of distinct integers >= 0."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
+    checked = tuple(check_integer(seed, "seeds[i]", minimum=0) for seed in seeds)
+    if len(set(checked)) != len(checked):
+        raise ValueError(f"seeds must be distinct, got {seeds!r}")
+    return checked
+
+
+def seed_rng(seed: int, stream: int) -> np.random.Generator:
+    """A numpy generator for ``stream`` (0: initialisation, 1: training data; a test seed's
+    streams are its test sizes) of ``seed``, seeded by numpy's SeedSequence([seed, stream])."""
+    return np.random.default_rng(np.random.SeedSequence([seed, stream]))
+
+
+def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
+    """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`TrainingConfig`).
+
+    Per seed one generator (``seed_rng(seed, 0)``) draws a standard normal
+    array for every parameter in the task's order, whatever the configuration,
+    so the readout of a seed is the same draw (times its scale) under every
+    attention initialisation.
+    """
+    shapes = task.parameter_shapes()
+    preset = task.preset_attention() if config.attention_init == "preset" else {}
+    draws: dict[str, list[torch.Tensor]] = {name: [] for name in shapes}
+    for seed in seeds:
+        rng = seed_rng(seed, 0)
+        for name, (shape, _) in shapes.items():
+            draws[name].append(torch.from_numpy(np.asarray(rng.standard_normal(shape), dtype=np.float64)))
+    params = {}
+    for name, (shape, group) in shapes.items():
+        normal = torch.stack(draws[name])
+        if group == "output":
+            params[name] = config.output_scale * normal
+        elif config.attention_init == "zero":
+            params[name] = torch.zeros_like(normal)
+        elif config.attention_init == "random":
+            params[name] = config.attention_scale * normal
+        else:
+            params[name] = torch.as_tensor(preset[name], dtype=torch.float64).expand(len(seeds), *shape).clone()
+    return params
+
+
+def run_cell(
+    task: Task,
+    config: TrainingConfig,
+    schedules: Sequence[str] = SCHEDULE_NAMES,
+    seeds: Sequence[int] = tuple(range(30)),
+    progress: Callable[[int], None] | None = None,
+) -> CellResult:
+    """Train every schedule on every seed under ``config`` in one batched loop and evaluate them.
+
+    All schedules and seeds advance together through
+    :func:`lagtheory.training.descend`: at step i the task's loss of every
+    (schedule, seed) is computed in one call on the batch of step i, the
+    gradient of their sum is taken only for the groups that some phase trains,
+    and :class:`lagtheory.training.TorchGroupOptimiser` moves each schedule's
+    groups with its own phase's step sizes. ``progress(1)`` is called after every step
+    (a progress bar's ``update``).
+    """
+    if isinstance(schedules, str) or not schedules:
+        raise ValueError(f"schedules must be a non-empty sequence of schedule names, got {schedules!r}")
+    names = tuple(check_schedule_name(name) for name in schedules)
+    seeds = check_seeds(seeds)
+    if not isinstance(config, TrainingConfig):
+        raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    shapes = task.parameter_shapes()
+    for name, (_, group) in shapes.items():
+        if group not in GROUPS:
+            raise ValueError(f"task parameter {name!r} must be in group 'attention' or 'output', got {group!r}")
+    phases = [make_schedule(name, config.schedule_settings()) for name in names]
+    initial = initial_parameters(task, config, seeds)
+    params = [{name: initial[name].clone().requires_grad_(True) for name in shapes} for _ in names]
+    optimiser = TorchGroupOptimiser(
+        [[p[name] for name, (_, group) in shapes.items() if group == "attention"] for p in params],
+        [[p[name] for name, (_, group) in shapes.items() if group == "output"] for p in params],
+        kind=config.optimiser,
+    )
+    total_steps = max(sum(phase.steps for phase in schedule) for schedule in phases)
+    stream = task.training_stream(seeds, total_steps, config.batch_size)
+    traces: dict[str, list[NDArray[np.float64]]] = {}
+
+    def stacked(detach: bool) -> dict[str, torch.Tensor]:
+        return {name: torch.stack([p[name].detach() if detach else p[name] for p in params]) for name in shapes}
+
+    attention_names = [name for name, (_, group) in shapes.items() if group == "attention"]
+    output_names = [name for name, (_, group) in shapes.items() if group == "output"]
+
+    def displacement(current: Mapping[str, torch.Tensor], names: list[str]) -> torch.Tensor:
+        squares = [((current[name] - initial[name]) ** 2).reshape(*current[name].shape[:2], -1) for name in names]
+        return torch.cat(squares, dim=-1).sum(dim=-1).sqrt()
+
+    def gradient(step: int, phases_now: tuple[Phase | None, ...]) -> NDArray[np.float64]:
+        with torch.no_grad():
+            current = stacked(detach=True)
+            observed = dict(task.observe(current))
+            observed["attention_moved"] = displacement(current, attention_names)
+            observed["output_moved"] = displacement(current, output_names)
+            for key, value in observed.items():
+                traces.setdefault(key, []).append(value.numpy().copy())
+        losses = task.losses(stacked(detach=False), stream.batch(step))
+        optimiser.backward(losses.sum(), phases_now)
+        values = losses.detach().numpy().copy()
+        values[[k for k, phase in enumerate(phases_now) if phase is None]] = np.nan
+        if progress is not None:
+            progress(1)
+        return values
+
+    losses = descend(phases, gradient, optimiser.update)  # (steps, schedules, seeds)
+    final = stacked(detach=True)
+    with torch.no_grad():
+        metrics = {key: np.asarray(value) for key, value in task.evaluate(final).items()}
+    return CellResult(
+        schedules=names,
+        seeds=seeds,
+        losses=np.moveaxis(losses, 0, -1),
+        traces={key: np.moveaxis(np.array(values), 0, -1) for key, values in traces.items()},
+        metrics=metrics,
+        final={name: value.numpy().copy() for name, value in final.items()},
+    )
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    """A frozen dataclass as a JSON-ready dict (tuples become lists)."""
+    return json_ready(dataclasses.asdict(config))
+
+
+def config_from_dict(kind: type, values: Mapping[str, Any]) -> Any:
+    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples)."""
+    return kind(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
+
+
+def json_ready(value: Any) -> Any:
+    """Tuples and numpy values as JSON-ready lists and Python numbers."""
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return json_ready(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

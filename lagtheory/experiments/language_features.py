@@ -1,0 +1,74 @@
+"""The input features of the language tasks (:mod:`lagtheory.experiments.language_catalogue`).
+
+Words are arrays of symbols a = 0, b = 1. The feature of position i is
+
+* ``tokens``: the symbol x_i (ids a = 0, b = 1);
+* ``bigram``: the pair (x_(i-1), x_i) with x_0 := x_1, id 2 x_(i-1) + x_i
+  (aa = 0, ab = 1, ba = 2, bb = 3);
+* ``cyclic-bigram``: the same pairs with x_0 := x_n.
+
+The model is permutation invariant in the features apart from position 1, so
+a word enters training and testing through its feature counts and the
+feature of position 1 (``ShallowTransformer.forward_counts``, exact at any
+length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+from numpy.typing import NDArray
+
+FEATURES = ("tokens", "bigram", "cyclic-bigram")
+FEATURE_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"tokens": ("a", "b"), "bigram": ("aa", "ab", "ba", "bb"), "cyclic-bigram": ("aa", "ab", "ba", "bb")}
+)
+"""The feature vocabulary of each feature kind, in the order of the feature ids."""
+
+
+def _check_features(features: str) -> None:
+    if features not in FEATURES:
+        raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
+
+
+def padded_feature_ids(words: NDArray[np.int64], lengths: NDArray[np.int64], features: str) -> NDArray[np.int64]:
+    """The feature id of every position of padded words (module docstring), shape (rows, width);
+    ``words`` (rows, width) holds word r in its first ``lengths[r]`` entries, and the ids past a
+    word's end are -1."""
+    _check_features(features)
+    words = np.asarray(words)
+    lengths = np.asarray(lengths)
+    if words.ndim != 2 or lengths.shape != words.shape[:1]:
+        raise ValueError("words must have shape (rows, width) and lengths shape (rows,)")
+    if np.any(lengths < 1) or np.any(lengths > words.shape[1]):
+        raise ValueError(f"lengths must lie in 1..{words.shape[1]} (the width of words)")
+    inside = np.arange(words.shape[1]) < lengths[:, None]
+    if not np.all((words[inside] == 0) | (words[inside] == 1)):
+        raise ValueError("words must hold symbols 0 (a) and 1 (b) within their lengths")
+    if features == "tokens":
+        ids = words.astype(np.int64)
+    else:
+        rows = np.arange(words.shape[0])
+        first_predecessor = words[:, 0] if features == "bigram" else words[rows, lengths - 1]
+        previous = np.concatenate([first_predecessor[:, None], words[:, :-1]], axis=1)
+        ids = (2 * previous + words).astype(np.int64)
+    return np.where(inside, ids, -1)
+
+
+def feature_ids(words: NDArray[np.int64], features: str) -> NDArray[np.int64]:
+    """The feature id of every position of every word, for words of one length (batch, n)."""
+    words = np.asarray(words)
+    if words.ndim != 2 or words.shape[1] < 1:
+        raise ValueError("words must be an array of shape (batch, n), n >= 1, with symbols 0 (a) and 1 (b)")
+    return padded_feature_ids(words, np.full(words.shape[0], words.shape[1]), features)
+
+
+def feature_counts(ids: NDArray[np.int64], vocab_size: int) -> NDArray[np.float64]:
+    """How often each feature id occurs in each row (ids -1 are padding), shape (rows, vocab_size), float64."""
+    ids = np.asarray(ids)
+    rows = np.broadcast_to(np.arange(ids.shape[0])[:, None], ids.shape)
+    valid = ids >= 0
+    flat = rows[valid] * vocab_size + ids[valid]
+    return np.bincount(flat, minlength=ids.shape[0] * vocab_size).reshape(ids.shape[0], vocab_size).astype(np.float64)

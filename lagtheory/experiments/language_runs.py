@@ -1,0 +1,189 @@
+"""The language experiment as an engine task (:mod:`lagtheory.experiments.engine`).
+
+Data (``def-data``, with our choices for these languages): the label y = +1
+or -1 with probability 1/2, the length n uniform on the lengths in
+1..max_train_length at which the class of y is non-empty, and the word uniform
+among the words of length n with label y
+(:func:`lagtheory.experiments.word_sampling.labelled_words`). Training and
+testing read a word through its feature counts (exact: the model is
+permutation invariant apart from the marked position 1). The loss is the
+exact logistic loss (:func:`lagtheory.losses.logistic_loss`).
+
+Evaluation: the accuracy on fresh random words (balanced classes, one fixed
+test seed) at each test length, the protocol of Deletang et al. (2023); and
+the exact worst case over *every* word at each horizon length up to 1e12
+(:func:`lagtheory.experiments.worst_case.verified_horizons`): the horizon is
+the largest checked length up to which every word of every checked length is
+right, and a run *recognises* the language when that is the largest checked
+length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from lagtheory._validation import check_integer
+from lagtheory.losses import logistic_loss
+from lagtheory.model import linear_readout, pooled_from_counts
+
+from .engine import TrainingConfig, seed_rng
+from .language_catalogue import LanguageTask
+from .language_features import feature_counts, padded_feature_ids
+from .word_sampling import labelled_words, sample_strings
+from .worst_case import verified_horizons
+
+
+def default_horizon_lengths() -> tuple[int, ...]:
+    """Every length 1..40, then 25 lengths spaced evenly in log from 41 to 1e12."""
+    above = np.unique(np.round(np.geomspace(41, 1e12, 25)).astype(np.int64))
+    return tuple(range(1, 41)) + tuple(int(n) for n in above)
+
+
+@dataclass(frozen=True)
+class LanguageSetting:
+    """The data and tests of the language experiment (the same for every language and schedule):
+    training lengths 1..``max_train_length``; ``test_per_class`` random words of each class at each
+    of ``test_lengths`` drawn from ``test_seed``; the exact worst case at each of ``horizon_lengths``."""
+
+    max_train_length: int = 40
+    test_lengths: tuple[int, ...] = (5, 10, 20, 40, 50, 100, 200, 500, 1000)
+    test_per_class: int = 32
+    test_seed: int = 2023
+    horizon_lengths: tuple[int, ...] = default_horizon_lengths()
+
+    def __post_init__(self) -> None:
+        check_integer(self.max_train_length, "max_train_length", 2)
+        check_integer(self.test_per_class, "test_per_class", 1)
+        check_integer(self.test_seed, "test_seed", 0)
+        for name in ("test_lengths", "horizon_lengths"):
+            values = getattr(self, name)
+            if not values or list(values) != sorted(set(values)) or min(values) < 1:
+                raise ValueError(f"{name} must be a non-empty strictly increasing tuple of lengths >= 1")
+
+
+LANGUAGE_TRAINING = TrainingConfig(
+    steps=150, attention_lr=0.5, output_lr=0.5, warm_steps=40, big_step=100.0, batch_size=32, output_scale=0.1
+)
+"""The regime of the chapter: SGD, one step size 0.5, attention at 0, readout N(0, 0.1^2)."""
+
+
+@dataclass(frozen=True)
+class CountStream:
+    """Training batches of several seeds as feature counts: ``counts`` (seeds, steps, batch, d),
+    ``first`` (seeds, steps, batch) position 1's feature, ``labels`` (seeds, steps, batch) +-1."""
+
+    counts: torch.Tensor
+    first: torch.Tensor
+    labels: torch.Tensor
+
+    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(counts, first, labels) of step ``step``, leading seed dimension."""
+        return self.counts[:, step], self.first[:, step], self.labels[:, step]
+
+
+class LanguageRuns:
+    """One language task (catalogue entry) under a :class:`LanguageSetting`, as an engine task.
+
+    Parameters: ``u`` (d,) the readout (output group), ``theta`` (d,) the
+    attention scores and, with the marker, ``s`` () the position-1 score
+    (attention group).
+    """
+
+    def __init__(self, task: LanguageTask, setting: LanguageSetting = LanguageSetting()) -> None:
+        if not isinstance(task, LanguageTask):
+            raise TypeError(f"task must be a LanguageTask, got {type(task).__name__}")
+        self.task, self.setting, self.name = task, setting, task.name
+        self._tests: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+
+    def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
+        shapes = {"u": ((self.task.vocab_size,), "output"), "theta": ((self.task.vocab_size,), "attention")}
+        if self.task.first_position_marker:
+            shapes["s"] = ((), "attention")
+        return shapes
+
+    def preset_attention(self) -> Mapping[str, torch.Tensor]:
+        """The witness's attention (theta, and s): it recognises the language with the witness's readout."""
+        if self.task.witness is None:
+            raise ValueError(f"{self.name} has no witness, so no preset attention")
+        preset = {"theta": torch.tensor(self.task.witness["theta"], dtype=torch.float64)}
+        if self.task.first_position_marker:
+            preset["s"] = torch.tensor(float(self.task.witness["s"]), dtype=torch.float64)
+        return preset
+
+    def words_to_counts(self, words: NDArray, lengths: NDArray) -> tuple[NDArray, NDArray]:
+        """Padded words -> (feature counts (rows, d), feature of position 1 (rows,))."""
+        ids = padded_feature_ids(words, lengths, self.task.features)
+        return feature_counts(ids, self.task.vocab_size), ids[:, 0]
+
+    def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> CountStream:
+        """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into words and counts in one vectorised pass."""
+        width = self.setting.max_train_length + 2
+        uniforms = np.concatenate([seed_rng(seed, 1).random((steps * batch_size, width)) for seed in seeds])
+        labels, lengths, words = labelled_words(self.task.dfa, self.setting.max_train_length, uniforms)
+        counts, first = self.words_to_counts(words, lengths)
+        shape = (len(seeds), steps, batch_size)
+        return CountStream(
+            counts=torch.from_numpy(counts.reshape(*shape, -1)),
+            first=torch.from_numpy(first.reshape(shape)),
+            labels=torch.from_numpy(labels.reshape(shape).astype(np.float64)),
+        )
+
+    def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+        """The model output f of every model on every word (``forward_counts`` with leading model dimensions)."""
+        marker = params["s"] if self.task.first_position_marker else None
+        h = pooled_from_counts(params["theta"], marker, counts, first if marker is not None else None, "log")
+        return linear_readout(params["u"], h)
+
+    def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        counts, first, labels = batch
+        return logistic_loss(labels * self.outputs(params, counts, first)).mean(dim=-1)
+
+    def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        return {}
+
+    def test_words(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(counts (lengths, 2 per_class, d), first, labels) of the balanced test words, from ``test_seed``."""
+        if self._tests is None:
+            rng = np.random.default_rng(self.setting.test_seed)
+            per_class = self.setting.test_per_class
+            counts, firsts = [], []
+            for length in self.setting.test_lengths:
+                words = np.concatenate(
+                    [sample_strings(self.task.dfa, length, label, per_class, rng) for label in (1, -1)]
+                )
+                count, first = self.words_to_counts(words, np.full(2 * per_class, length))
+                counts.append(count)
+                firsts.append(first)
+            labels = np.tile(np.repeat([1.0, -1.0], per_class), (len(self.setting.test_lengths), 1))
+            self._tests = (
+                torch.from_numpy(np.array(counts)),
+                torch.from_numpy(np.array(firsts)),
+                torch.from_numpy(labels),
+            )
+        return self._tests
+
+    def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
+        """``accuracy`` (..., test lengths) on random words, ``accuracy_above_training`` its mean over the test
+        lengths above the training range, ``horizon`` and ``recognised`` from the exact worst case."""
+        counts, first, labels = self.test_words()
+        tests = len(self.setting.test_lengths)
+        outputs = self.outputs(params, counts.reshape(-1, counts.shape[-1]), first.reshape(-1))  # (..., words)
+        correct = (labels.reshape(-1) * outputs > 0).to(torch.float64)
+        accuracy = correct.reshape(*outputs.shape[:-1], tests, -1).mean(dim=-1).numpy()
+        above = np.array(self.setting.test_lengths) > self.setting.max_train_length
+        lead = params["theta"].shape[:-1]
+        theta = params["theta"].reshape(-1, self.task.vocab_size).numpy()
+        u = params["u"].reshape(-1, self.task.vocab_size).numpy()
+        s = params["s"].reshape(-1).numpy() if self.task.first_position_marker else None
+        horizon = verified_horizons(self.task, theta, u, s, self.setting.horizon_lengths).reshape(lead)
+        return {
+            "accuracy": accuracy,
+            "accuracy_above_training": accuracy[..., above].mean(axis=-1),
+            "horizon": horizon,
+            "recognised": horizon == self.setting.horizon_lengths[-1],
+        }

@@ -1,0 +1,238 @@
+"""Paired statistics for comparing two schedules seed by seed.
+
+Within a seed, two schedules share the data and the initialisation, so the
+comparison is made on the per-seed differences ``d_j = a_j - b_j`` (oriented
+so that a positive difference favours ``a``), never on two separate means.
+
+* :func:`bootstrap_interval`: a 95% bootstrap interval of the mean difference
+  (``scipy.stats.bootstrap``, BCa, on the differences);
+* :func:`paired_t`: the paired t-test of "no difference" (a one-sample t-test
+  on the differences, ``scipy.stats.ttest_1samp``);
+* :func:`mcnemar_exact`: McNemar's exact test for binary outcomes (recognised
+  or not): under "no difference" the discordant pairs split as Binomial(b + c,
+  1/2) (``scipy.stats.binomtest``);
+* :func:`tost` and :func:`tost_binary`: equivalence tests within a stated
+  margin (two one-sided t-tests; for binary outcomes an exact one-sided
+  binomial test that the discordance rate, which bounds the difference of
+  the two success rates, is below the margin);
+* :func:`holm`: Holm's step-down adjustment of p-values across the cells of a
+  sweep;
+* :func:`compare_family`: all of the above for a family of comparisons, with
+  a verdict per comparison (helps, hurts, equivalent, undetermined).
+
+A degenerate sample (every difference equal) is decided exactly rather than
+passed to scipy, whose tests and bootstrap are undefined there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.stats
+from numpy.typing import ArrayLike, NDArray
+
+from lagtheory._validation import check_integer, check_positive, check_probability
+
+VERDICTS = ("helps", "hurts", "equivalent", "undetermined")
+
+
+def _differences(a: ArrayLike, b: ArrayLike, higher_is_better: bool = True) -> NDArray[np.float64]:
+    """``a - b`` per seed (negated when lower is better), checked: same length >= 2, finite."""
+    if not isinstance(higher_is_better, bool):
+        raise TypeError(f"higher_is_better must be True or False, got {higher_is_better!r}")
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape or a.size < 2:
+        raise ValueError(
+            f"a and b must be 1-d and of the same length >= 2 (one value per seed), got {a.shape}, {b.shape}"
+        )
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("a and b must be finite")
+    return (a - b) if higher_is_better else (b - a)
+
+
+def _constant(d: NDArray[np.float64]) -> bool:
+    return bool(np.all(d == d[0]))
+
+
+def bootstrap_interval(
+    d: ArrayLike, confidence: float = 0.95, resamples: int = 9999, seed: int = 0
+) -> tuple[float, float]:
+    """A BCa bootstrap interval of the mean of the paired differences ``d`` (``scipy.stats.bootstrap``,
+    ``resamples`` resamples from ``numpy.random.default_rng(seed)``); (d, d) when every difference is d."""
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim != 1 or d.size < 2 or not np.all(np.isfinite(d)):
+        raise ValueError("d must be a 1-d array of at least 2 finite differences")
+    check_probability(confidence, "confidence")
+    check_integer(resamples, "resamples", 100)
+    if _constant(d):
+        return float(d[0]), float(d[0])
+    result = scipy.stats.bootstrap(
+        (d,), np.mean, confidence_level=confidence, n_resamples=resamples, method="BCa", rng=np.random.default_rng(seed)
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def paired_t(d: ArrayLike) -> float:
+    """Two-sided p-value of the paired t-test of mean difference 0; exact 1 (all d = 0) or 0 (all d equal, != 0)
+    for a sample without spread."""
+    d = np.asarray(d, dtype=np.float64)
+    if _constant(d):
+        return 1.0 if d[0] == 0 else 0.0
+    return float(scipy.stats.ttest_1samp(d, 0.0).pvalue)
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """McNemar's exact test: ``a_only`` pairs where only a succeeded, ``b_only`` where only b did, p-value."""
+
+    a_only: int
+    b_only: int
+    p_value: float
+
+
+def mcnemar_exact(a: ArrayLike, b: ArrayLike) -> McNemar:
+    """Exact McNemar test on paired binary outcomes: two-sided ``binomtest(a_only, a_only + b_only, 1/2)``
+    (p = 1 when no pair is discordant)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim != 1 or a.shape != b.shape or a.size < 1 or not (np.isin(a, (0, 1)).all() and np.isin(b, (0, 1)).all()):
+        raise ValueError("a and b must be 1-d binary outcomes (0/1 or False/True) of the same length")
+    a_only = int(np.sum((a == 1) & (b == 0)))
+    b_only = int(np.sum((a == 0) & (b == 1)))
+    if a_only + b_only == 0:
+        return McNemar(0, 0, 1.0)
+    return McNemar(a_only, b_only, float(scipy.stats.binomtest(a_only, a_only + b_only, 0.5).pvalue))
+
+
+def tost(d: ArrayLike, margin: float) -> float:
+    """p-value of the two one-sided t-tests of equivalence: H0 "mean difference <= -margin or >= margin";
+    a small p says the mean difference lies within (-margin, margin). Without spread: 0 if every
+    difference lies strictly inside, else 1."""
+    d = np.asarray(d, dtype=np.float64)
+    margin = check_positive(margin, "margin")
+    if _constant(d):
+        return 0.0 if abs(d[0]) < margin else 1.0
+    lower = scipy.stats.ttest_1samp(d, -margin, alternative="greater").pvalue
+    upper = scipy.stats.ttest_1samp(d, margin, alternative="less").pvalue
+    return float(max(lower, upper))
+
+
+def tost_binary(a: ArrayLike, b: ArrayLike, margin: float) -> float:
+    """Exact equivalence test for paired binary outcomes: the difference of the success rates is at most the
+    discordance rate P(a != b), so "P(a != b) < margin" implies equivalence within the margin; the p-value is
+    the exact one-sided ``binomtest(discordant, n, margin, alternative="less")``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    margin = check_probability(margin, "margin")
+    if a.ndim != 1 or a.shape != b.shape or a.size < 1:
+        raise ValueError("a and b must be 1-d binary outcomes of the same length")
+    discordant = int(np.sum(a != b))
+    return float(scipy.stats.binomtest(discordant, a.size, margin, alternative="less").pvalue)
+
+
+def holm(p_values: Sequence[float]) -> NDArray[np.float64]:
+    """Holm's step-down adjusted p-values: with p_(1) <= ... <= p_(m), the i-th smallest gets
+    max_(j <= i) min(1, (m - j + 1) p_(j)); reject where the adjusted p-value is below alpha."""
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0 or np.any((p < 0) | (p > 1)) or not np.all(np.isfinite(p)):
+        raise ValueError(f"p_values must be a non-empty 1-d sequence of numbers in [0, 1], got {p_values!r}")
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(stepped)
+    return adjusted
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison of schedule a against schedule b on one cell.
+
+    ``mean`` the mean per-seed difference (positive favours a), ``low``/``high`` its bootstrap
+    interval, ``p_difference`` the p-value of "no difference" (paired t, or exact McNemar for
+    binary outcomes), ``p_equivalence`` the TOST p-value within ``margin``, both before and
+    (``*_adjusted``) after Holm's adjustment across the family, the ``verdict``, and whether the
+    difference is shown to lie within the margin (``equivalent``; it can be, with a significant
+    difference smaller than the margin).
+    """
+
+    name: str
+    seeds: int
+    mean: float
+    low: float
+    high: float
+    test: str
+    p_difference: float
+    p_equivalence: float
+    margin: float
+    p_difference_adjusted: float = float("nan")
+    p_equivalence_adjusted: float = float("nan")
+    verdict: str = "undetermined"
+    equivalent: bool = False
+
+    def describe(self) -> str:
+        """The verdict with the effect, its interval and the adjusted p-values, in one line."""
+        within = (
+            " (yet within the equivalence margin)" if self.equivalent and self.verdict in ("helps", "hurts") else ""
+        )
+        return (
+            f"{self.verdict}{within}: mean difference {self.mean:+.3g}, 95% interval [{self.low:+.3g}, {self.high:+.3g}], "
+            f"{format_p(self.p_difference_adjusted)} ({self.test.split(';')[0]}, Holm), "
+            f"equivalence within +-{self.margin:g}: {format_p(self.p_equivalence_adjusted)}; {self.seeds} seeds"
+        )
+
+
+def format_p(p: float) -> str:
+    """A p-value as printed in the book: two significant digits, or "p < 0.0001" below 1e-4."""
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.2g}"
+
+
+def compare(
+    name: str, a: ArrayLike, b: ArrayLike, higher_is_better: bool, margin: float, binary: bool = False, seed: int = 0
+) -> Comparison:
+    """The unadjusted comparison of a against b (see :class:`Comparison`); ``binary`` outcomes use exact tests."""
+    d = _differences(a, b, higher_is_better)
+    low, high = bootstrap_interval(d, seed=seed)
+    if binary:
+        p_difference = mcnemar_exact(np.asarray(a, dtype=int), np.asarray(b, dtype=int)).p_value
+        p_equivalence = tost_binary(np.asarray(a, dtype=int), np.asarray(b, dtype=int), margin)
+        test = "exact McNemar; exact binomial equivalence"
+    else:
+        p_difference = paired_t(d)
+        p_equivalence = tost(d, margin)
+        test = "paired t; TOST"
+    return Comparison(name, d.size, float(d.mean()), low, high, test, p_difference, p_equivalence, float(margin))
+
+
+def compare_family(comparisons: Sequence[Comparison], alpha: float = 0.05) -> list[Comparison]:
+    """Holm-adjust the difference and the equivalence p-values across the family and give each comparison
+    its verdict: "helps" (adjusted difference p < alpha, mean > 0), "hurts" (same, mean < 0),
+    "equivalent" (otherwise, adjusted equivalence p < alpha), else "undetermined"."""
+    check_probability(alpha, "alpha")
+    if not comparisons:
+        raise ValueError("comparisons must not be empty")
+    difference = holm([c.p_difference for c in comparisons])
+    equivalence = holm([c.p_equivalence for c in comparisons])
+    result = []
+    for c, p_diff, p_equiv in zip(comparisons, difference, equivalence, strict=True):
+        if p_diff < alpha and c.mean != 0:
+            verdict = "helps" if c.mean > 0 else "hurts"
+        elif p_equiv < alpha:
+            verdict = "equivalent"
+        else:
+            verdict = "undetermined"
+        result.append(
+            Comparison(
+                **{
+                    **c.__dict__,
+                    "p_difference_adjusted": float(p_diff),
+                    "p_equivalence_adjusted": float(p_equiv),
+                    "verdict": verdict,
+                    "equivalent": bool(p_equiv < alpha),
+                }
+            )
+        )
+    return result

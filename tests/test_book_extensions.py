@@ -1,0 +1,184 @@
+"""The Sphinx extensions of book/_ext (claim_links, book_pages) on a tiny book built with Sphinx.
+
+The tiny book has two notebooks (not executed: their outputs are stored) with
+two statements, a citation between their proofs and three check cells, an
+exercise with its solution, a claim-map page and a reproducibility page. The
+built HTML must carry the anchors, the "Checked by" lines, the check cells'
+headers and folding, the graph and table of the claim map, with every link
+pointing at an anchor that exists, the environment table, and the PDF link
+once a PDF exists; the LaTeX must print the exercise without its solution.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from sphinx.application import Sphinx
+from sphinx.util.docutils import docutils_namespace
+
+EXT = Path(__file__).resolve().parents[1] / "book" / "_ext"
+
+
+def notebook(cells):
+    def cell(kind, text):
+        if kind == "code":
+            return {
+                "cell_type": "code",
+                "source": text,
+                "metadata": {},
+                "execution_count": 1,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "checked\n"}],
+            }
+        return {"cell_type": kind, "source": text, "metadata": {}}
+
+    return json.dumps(
+        {
+            "cells": [{"id": f"cell-{i}", **cell(kind, text)} for i, (kind, text) in enumerate(cells)],
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def built(source):
+    return build(source, "html")
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    src = tmp_path_factory.mktemp("tiny")
+    (src / "index.md").write_text("# Tiny\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\n```\n")
+    (src / "one.ipynb").write_text(
+        notebook(
+            [
+                (
+                    "markdown",
+                    "# One\n\n```{prf:lemma} Small\n:label: lem-small\nA lemma.\n```\n```{prf:proof}\nClear.\n```\n",
+                ),
+                ("code", "# check[sympy]: lem-small\nprint('checked')"),
+                ("code", "x = 1"),
+                ("code", "# check[numeric]: lem-small, thm-big\nprint('checked')"),
+            ]
+        )
+    )
+    (src / "two.ipynb").write_text(
+        notebook(
+            [
+                (
+                    "markdown",
+                    "# Two\n\n```{prf:theorem} Big $L$\n:label: thm-big\nA theorem.\n```\n"
+                    "```{prf:proof}\nBy {prf:ref}`lem-small`.\n```\n",
+                ),
+                ("code", "# check[sympy]: thm-big\nprint('checked')"),
+            ]
+        )
+    )
+    (src / "map.md").write_text("# Map\n\n```{claim-map}\n```\n")
+    (src / "repro.md").write_text(
+        "# Reproducibility\n\n```{environment-table}\n```\n\n```{book-pdf}\n```\n\n"
+        "```{exercise}\n:label: ex-one\nShow it.\n```\n```{solution} ex-one\nThe secret solution.\n```\n"
+    )
+    (src / "requirements.txt").write_text("numpy==0.0.1  # a pin no environment has\nsphinx==7.4.7\n")
+    return src
+
+
+def build(src: Path, builder: str) -> Path:
+    out = src / "_build"
+    with docutils_namespace():  # each build registers its nodes afresh, as sphinx-build does
+        app = Sphinx(
+            srcdir=str(src),
+            confdir=None,
+            outdir=str(out / builder),
+            doctreedir=str(out / ".doctrees"),
+            buildername=builder,
+            warningiserror=True,
+            status=None,
+            confoverrides={
+                "extensions": ["myst_nb", "sphinx_proof", "sphinx_exercise", "claim_links", "book_pages"],
+                "nb_execution_mode": "off",
+                "claim_links_book_dir": ".",
+                "claim_links_map_pages": ["map"],
+                "exclude_patterns": ["_build"],
+            },
+        )
+        app.build()
+    return out / builder
+
+
+def ids(html: str) -> set[str]:
+    return set(re.findall(r'\bid="([^"]+)"', html))
+
+
+def test_check_cells_are_anchored_labelled_and_folded(built):
+    one = (built / "one.html").read_text()
+    assert {"check-one-1", "check-one-2"} <= ids(one)
+    headers = re.findall(r'<p class="check-header[^"]*">(.*?)</p>', one, re.S)
+    assert len(headers) == 2
+    assert "Check 1" in headers[0] and "sympy" in headers[0] and 'href="#lem-small"' in headers[0]
+    assert "Check 2" in headers[1] and 'href="two.html#thm-big"' in headers[1]
+    assert one.count("Show the check&#x27;s code") + one.count("Show the check's code") == 2  # x = 1 stays open
+
+
+def test_statements_say_what_checks_them(built):
+    one = (built / "one.html").read_text()
+    two = (built / "two.html").read_text()
+    (line,) = re.findall(r'<p class="checked-by[^"]*">(.*?)</p>', one, re.S)
+    assert 'href="#check-one-1"' in line and 'href="#check-one-2"' in line
+    (line,) = re.findall(r'<p class="checked-by[^"]*">(.*?)</p>', two, re.S)
+    assert 'href="#check-two-1"' in line and 'href="one.html#check-one-2"' in line
+
+
+def test_claim_map_links_to_statements_and_check_cells(built):
+    page = (built / "map.html").read_text()
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    hrefs = re.findall(r'href="([^"]+)"', svg)
+    assert "one.html#lem-small" in hrefs and "two.html#thm-big" in hrefs
+    assert {"one.html#check-one-1", "one.html#check-one-2", "two.html#check-two-1"} <= set(hrefs)
+    assert svg.count('class="claim-edge"') == 1  # lem-small is cited by the proof of thm-big
+    assert "claim-legend" in page[page.index("</svg>") :]  # the legend is below the drawing, not on it
+    table = page[page.index('<table class="claim-table') :]
+    assert 'href="two.html#thm-big"' in table and "(Big L)" in table
+    assert {"one.html", "two.html"} <= set(hrefs)  # the chapters' bands link to the chapters
+    for href in hrefs:
+        target, _, anchor = href.partition("#")
+        assert (built / target).is_file(), href
+        assert not anchor or anchor in ids((built / target).read_text()), href
+
+
+def test_environment_table_compares_pins_with_the_environment(built):
+    page = (built / "repro.html").read_text()
+    assert '<code class="docutils literal notranslate"><span class="pre">numpy</span></code>' in page
+    assert "(differs from the pin)" in page  # numpy 0.0.1 is pinned, a real numpy is installed
+    assert page.count("(differs from the pin)") == 1  # sphinx 7.4.7 is what runs this build
+    assert "CPython" in page or "PyPy" in page
+
+
+def test_pdf_is_linked_once_it_exists(source):
+    html = build(source, "html")
+    assert "not part of this build" in (html / "repro.html").read_text()
+    pdf = source / "_build" / "latex" / "lagtheory.pdf"
+    pdf.parent.mkdir(parents=True, exist_ok=True)
+    pdf.write_bytes(b"%PDF-1.5 a stand-in")
+    html = build(source, "html")
+    page = (html / "repro.html").read_text()
+    (link,) = re.findall(r'href="(_downloads/[^"]+/lagtheory\.pdf)"', page)
+    assert (html / link).read_bytes() == b"%PDF-1.5 a stand-in"
+    pdf.unlink()
+
+
+def test_the_pdf_prints_exercises_without_solutions(source):
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert "Show it." in tex
+    assert "The secret solution." not in tex
+    # the root page is not numbered, its chapters are: numbering goes off first, then on before them
+    assert (
+        tex.index("\\setcounter{secnumdepth}{-1}")
+        < tex.index("\\setcounter{secnumdepth}{2}")
+        < tex.index("\\chapter{One}")
+    )
+    html = (build(source, "html") / "repro.html").read_text()
+    assert "The secret solution." in html  # the HTML keeps the solution
