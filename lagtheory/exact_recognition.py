@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
-from ._validation import check_parameter_vector, check_scaling
+from ._validation import as_float_array, check_integer, check_parameter_vector, check_scaling
 from .pooling import log_odds_parts
 
 
@@ -69,10 +70,15 @@ def _word(n: int, k: int) -> str:
     return f"a string of length {n} with {k} b's"
 
 
+def _one_b_log_odds(n: int, t: float, scaling: str) -> float:
+    """The log-odds z of p(n, 1; t) (eq-pooled-weight), without argument checks."""
+    base, scale = log_odds_parts(float(n), 1.0, scaling)
+    return float(base + t * scale)
+
+
 def _one_b_pooled(n: int, t: float, scaling: str) -> tuple[float, float]:
     """(1 - p, p) with p = p(n, 1; t) from the log-odds (eq-pooled-weight), without argument checks."""
-    base, scale = log_odds_parts(float(n), 1.0, scaling)
-    z = base + t * scale
+    z = _one_b_log_odds(n, t, scaling)
     return float(expit(-z)), float(expit(z))
 
 
@@ -82,13 +88,61 @@ def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> fl
     return u_a * q + u_b * p
 
 
-def _worst_one_b_length(t: float, max_length: int, scaling: str) -> int:
-    """The length n in [1, max_length] where p(n, 1; t) is smallest."""
+def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "log") -> int:
+    """The length n* at which the weight p(n, 1; t) on the single b of a^(n-1) b is smallest
+    (book Theorem thm-three-phase, phase 3; the worst positive of thm-threshold (b)).
+
+    Along k = 1 the odds g(n) = (n - 1) n^(-t) of a against b have
+    g'(n) = n^(-t-1) (t - (t - 1) n): for t > 1 (length scaling) they increase up
+    to n = t / (t - 1) and decrease after, so over the whole numbers n* is
+    floor(t / (t - 1)) or ceil(t / (t - 1)), whichever has the smaller p (the
+    floor alone is wrong, e.g. at t = 1.22 the peak is 5.55 and n* = 6). For
+    t <= 1, or without scaling, p(n, 1; t) decreases for ever and has no
+    minimum: the smallest value over [1, max_length] is at max_length.
+
+    ``t``: a finite number; ``max_length``: a whole number >= 1 bounding the
+    lengths considered, or None for all lengths (then t must be > 1 and scaling
+    "log"); ``scaling``: "log" or "none".
+    """
+    t = float(as_float_array(t, "t"))
+    check_scaling(scaling)
+    if max_length is not None:
+        max_length = check_integer(max_length, "max_length", minimum=1)
+    elif scaling == "none" or t <= 1:
+        raise ValueError(
+            f"t must be > 1 with scaling='log' for p(n, 1; t) to have a smallest value over all lengths "
+            f"(got t={t!r}, scaling={scaling!r}); pass max_length to bound the lengths"
+        )
+    return _worst_one_b_length(t, max_length, scaling)
+
+
+def _worst_one_b_length(t: float, max_length: int | None, scaling: str) -> int:
+    """:func:`worst_one_b_length` without argument checks (for the trusted recognition path)."""
     if scaling == "none" or t <= 1:
         return max_length
     peak = t / (t - 1)
-    candidates = {min(max_length, max(1, math.floor(peak))), min(max_length, math.ceil(peak))}
-    return min(candidates, key=lambda n: _one_b_pooled(n, t, scaling)[1])
+    candidates = {max(1, math.floor(peak)), math.ceil(peak)}
+    if max_length is not None:
+        candidates = {min(max_length, n) for n in candidates}
+    # compared through the log-odds, which stay distinct where p rounds to 1.0 (large t)
+    return min(sorted(candidates), key=lambda n: _one_b_log_odds(n, t, scaling))
+
+
+def horizon_at_t0(u: ArrayLike) -> int:
+    """The recognition horizon N(0, u) at t = 0, book eq. (eq-horizon), in exact rational arithmetic.
+
+    At t = 0 the string a^(n-1) b has f = u_a + w / n, right iff n - 1 < R = u_b / (-u_a);
+    so N(0, u) = 0 if u_a >= 0 (every negative is wrong) and max(0, ceil(R)) otherwise,
+    the number of lengths n >= 1 with n - 1 < R. The floats u_a, u_b are converted to
+    fractions exactly, so an exact tie (R a whole number m, f(a^m b) = 0) gives N = m.
+    Unlike :func:`recognition`, the result is not capped by a maximal length.
+
+    ``u``: the output layer (u_a, u_b).
+    """
+    u = check_parameter_vector(u, "u")
+    if u[0] >= 0:
+        return 0
+    return max(0, math.ceil(Fraction(float(u[1])) / Fraction(float(-u[0]))))
 
 
 def _first_bad(lo: int, hi: int, is_bad) -> int:
