@@ -66,6 +66,19 @@ MAX_TERMS = 50_000_000
 TAIL_MODES = ("auto", "bounded", "expanded")
 
 
+def check_distribution(
+    lengths: LengthDistribution, positives: str | CountDistribution, prior: float, tol: float
+) -> tuple[CountDistribution, float, float]:
+    """Check the arguments that define the data distribution D of (eq-population-loss):
+    the length law, the law of the b count of a positive, the prior P(y = +1) in (0, 1), and
+    the truncation tolerance ``tol`` > 0; return (count law, prior, tol)."""
+    if not isinstance(lengths, LengthDistribution):
+        raise TypeError(
+            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
+        )
+    return resolve_counts(positives), check_probability(prior, "prior"), check_positive(tol, "tol")
+
+
 def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float) -> int:
     """Truncation length N for which every truncated term of (eq-population-loss) and its
     gradients is at most ``tol`` (book eq. eq-tail-bound).
@@ -103,13 +116,7 @@ def population(
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
-    if not isinstance(lengths, LengthDistribution):
-        raise TypeError(
-            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
-        )
-    counts = resolve_counts(positives)
-    tol = check_positive(tol, "tol")
-    prior = check_probability(prior, "prior")
+    counts, prior, tol = check_distribution(lengths, positives, prior, tol)
     check_scaling(scaling)
     if tail not in TAIL_MODES:
         raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")

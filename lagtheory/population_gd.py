@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_parameter_vector, check_positive, check_probability, check_scaling
-from .counts import CountDistribution, resolve_counts
+from ._validation import check_parameter_vector, check_scaling
+from .counts import CountDistribution
 from .exact_recognition import check_max_length, recognition_trusted
 from .lengths import LengthDistribution
-from .population import Population, population_trusted
+from .population import Population, check_distribution, population_trusted
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, descend
 
@@ -105,13 +105,7 @@ def run_schedule(
     theta = check_parameter_vector(theta0, "theta0").copy()
     u = check_parameter_vector(u0, "u0").copy()
     check_phases(phases)
-    if not isinstance(lengths, LengthDistribution):
-        raise TypeError(
-            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
-        )
-    counts = resolve_counts(positives)
-    tol = check_positive(tol, "tol")
-    prior = check_probability(prior, "prior")
+    counts, prior, tol = check_distribution(lengths, positives, prior, tol)
     recorder = TrajectoryRecorder(max_length, scaling)
 
     def exact() -> Population:
