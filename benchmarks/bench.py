@@ -1,112 +1,238 @@
-"""Benchmarks of the lagtheory book (figures for the issue notes and the performance page).
+"""Benchmarks of the lagtheory book: ratios measured in one run (the performance page).
 
-Run from the repository root:  python benchmarks/bench.py [--skip-book]
-It prints a Markdown table and writes it to benchmarks/results.md, which the
-book's performance page includes. Timings are medians of repeated runs on the
-machine that runs the script; nothing here is a test.
+Run from the repository root:  python benchmarks/bench.py [--skip-tests] [--skip-book]
+It prints Markdown tables and writes them to benchmarks/results.md, which the book's
+performance page includes. Every ratio compares two timings taken in the same run, on the
+machine that runs the script; timings are medians of repeated calls. Numerical libraries
+run on one thread (set below, before numpy is imported) so that a ratio does not depend on
+how many cores other processes leave free. Nothing here is a test.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
-import platform
-import shutil
-import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
+import os
 
-import numpy as np
-import torch
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from lagtheory import Geometric, PowerLaw, population, recognition
-from lagtheory.model import ShallowTransformer
+import argparse  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from scipy.special import expit  # noqa: E402
+
+from lagtheory import BinomialCount, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
+from lagtheory.exact_recognition import recognition_trusted  # noqa: E402
+from lagtheory.model import ShallowTransformer  # noqa: E402
+from lagtheory.pooling import log_odds_parts  # noqa: E402
+from lagtheory.population import MAX_TERMS, _length_table, population_trusted, truncation_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 THETA, U = np.array([0.0, 1.2]), np.array([-1.0, 2.0])
+TOL = 1e-12
+
+Row = tuple[str, str, str]  # (what, measured, ratio)
 
 
-def median_time(function, repeats: int) -> float:
-    """Median wall time of one call, in seconds."""
+def median_time(function, repeats: int, number: int = 1) -> float:
+    """Median wall time of one call, in seconds (``number`` calls per timing)."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
+        for _ in range(number):
+            function()
+        times.append((time.perf_counter() - start) / number)
     return statistics.median(times)
 
 
-def exact_gradient_rows() -> list[tuple[str, str]]:
-    """Time the exact population loss and gradient (eq-population-loss) per length law."""
-    rows = []
-    for lengths in (Geometric(10.0), PowerLaw(4.0)):
-        result = population(THETA, U, lengths, tol=1e-12)
-        seconds = median_time(lambda lengths=lengths: population(THETA, U, lengths, tol=1e-12), 50)
-        rows.append(
-            (
-                f"exact population loss + gradient, {lengths!r}, tol 1e-12 (N = {result.truncation_length})",
-                f"{seconds * 1e3:.2f} ms",
-            )
-        )
+def milliseconds(seconds: float) -> str:
+    """A time in milliseconds, three significant digits."""
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def overhead_rows() -> list[Row]:
+    """Package calls against a bare numpy (or torch) evaluation of the same sums."""
+    lengths = Geometric(10.0)
+    result = population(THETA, U, lengths, tol=TOL)
+    N = result.truncation_length
+    n = np.arange(1, N + 1, dtype=np.float64)
+    weight = lengths.pmf(n)
+    base, scale = log_odds_parts(n, np.ones_like(n), "log")
+
+    def bare_sums():
+        z = base + (THETA[1] - THETA[0]) * scale
+        p, q = expit(z), expit(-z)
+        f = U[0] * q + U[1] * p
+        miss = expit(-f)
+        return weight @ np.logaddexp(0.0, -f), weight @ (miss * q), weight @ (miss * p), weight @ (miss * scale * p * q)
+
+    bare = median_time(bare_sums, 15, 200)
+    public = median_time(lambda: population(THETA, U, lengths, tol=TOL), 15, 200)
+    trusted = median_time(lambda: population_trusted(THETA, U, lengths, OneB(), TOL, 0.5, "log"), 15, 200)
+    step_public = median_time(lambda: (population(THETA, U, lengths, tol=TOL), recognition(THETA, U)), 15, 100)
+    step_trusted = median_time(
+        lambda: (
+            population_trusted(THETA, U, lengths, OneB(), TOL, 0.5, "log"),
+            recognition_trusted(THETA, U, 10**12, "log"),
+        ),
+        15,
+        100,
+    )
+    rows = [
+        (f"exact loss + gradient, Geometric(10), tol 1e-12 (N = {N}): bare numpy sums", milliseconds(bare), "1"),
+        ("same, `population` (checks its arguments)", milliseconds(public), f"{public / bare:.1f}x bare"),
+        ("same, `population_trusted` (the training loops' path)", milliseconds(trusted), f"{trusted / bare:.1f}x bare"),
+        ("one GD step's exact work (population + recognition), public calls", milliseconds(step_public), ""),
+        (
+            "one GD step's exact work, trusted path (`run_schedule`)",
+            milliseconds(step_trusted),
+            f"{step_trusted / bare:.1f}x bare sums",
+        ),
+    ]
+    model = ShallowTransformer(vocab_size=2)
+    with torch.no_grad():
+        model.theta.copy_(torch.tensor(THETA))
+        model.u.copy_(torch.tensor(U))
+    counts = torch.tensor([[999.0, 1.0]], dtype=torch.float64)
+    counts_np = counts.numpy()
+
+    def bare_forward():
+        logits = np.log(counts_np) + THETA * np.log(counts_np.sum(axis=1, keepdims=True))
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        h = weights / weights.sum(axis=1, keepdims=True)
+        return U[0] + h[:, 1:] @ (U[1:] - U[0])
+
+    forward_bare = median_time(bare_forward, 15, 500)
+    with torch.no_grad():
+        forward = median_time(lambda: model.forward_counts(counts), 15, 500)
+        forward_trusted = median_time(lambda: model.forward_counts_trusted(counts), 15, 500)
+    rows += [
+        ("count-based forward of one string: bare numpy", milliseconds(forward_bare), "1"),
+        (
+            "same, `forward_counts` (torch, checks its counts)",
+            milliseconds(forward),
+            f"{forward / forward_bare:.1f}x bare",
+        ),
+        (
+            "same, `forward_counts_trusted`",
+            milliseconds(forward_trusted),
+            f"{forward_trusted / forward_bare:.1f}x bare",
+        ),
+    ]
     return rows
 
 
-def monte_carlo_rows(samples: int = 20_000) -> list[tuple[str, str]]:
-    """Monte-Carlo gradient with torch autograd on sampled strings (counts), and the
-    sample size it would need to match the exact sum's accuracy."""
+def monte_carlo_rows(samples: int = 20_000) -> list[Row]:
+    """Monte-Carlo gradient (torch autograd on sampled strings) against the exact sum at the same accuracy."""
+    exact = median_time(lambda: population(THETA, U, Geometric(10.0), tol=TOL), 15, 50)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     model = ShallowTransformer(vocab_size=2)
     with torch.no_grad():
         model.theta.copy_(torch.tensor(THETA))
         model.u.copy_(torch.tensor(U))
-    q = 1 / 10.0
-    n = rng.geometric(q, size=samples).astype(float)
+    n = rng.geometric(1 / 10.0, size=samples).astype(float)
     positive = rng.random(samples) < 0.5
     counts = torch.tensor(np.stack([n - positive, positive.astype(float)], axis=1))
     y = torch.tensor(np.where(positive, 1.0, -1.0))
 
     def estimate():
         model.zero_grad()
-        per_string = torch.nn.functional.softplus(-y * model.forward_counts(counts))
-        per_string.mean().backward()
-        return per_string
+        torch.nn.functional.softplus(-y * model.forward_counts(counts)).mean().backward()
 
     seconds = median_time(estimate, 5)
-    # per-sample standard deviation of the d/dt gradient estimate, from per-sample gradients
-    per_sample = []
+    per_sample = []  # per-string d/dt gradients: their spread sets the standard error
     for i in range(2000):
         model.zero_grad()
         torch.nn.functional.softplus(-y[i] * model.forward_counts(counts[i : i + 1])).sum().backward()
         per_sample.append(float(model.theta.grad[1]))
     sd = float(np.std(per_sample))
-    per_sample_seconds = seconds / samples
     rows = [
+        ("exact gradient, Geometric(10), error <= 1e-12 (proven)", milliseconds(exact), "1"),
         (
-            f"Monte-Carlo gradient, torch autograd, {samples} sampled strings",
-            f"{seconds * 1e3:.1f} ms (standard error {sd / math.sqrt(samples):.1e})",
-        )
+            f"Monte-Carlo gradient, {samples} sampled strings (standard error {sd / math.sqrt(samples):.1e})",
+            milliseconds(seconds),
+            f"{seconds / exact:.0f}x exact",
+        ),
     ]
     for accuracy in (1e-4, 1e-12):
         needed = (sd / accuracy) ** 2
+        extrapolated = needed * seconds / samples
         rows.append(
             (
-                f"Monte-Carlo samples for standard error {accuracy:g} (extrapolated)",
-                f"{needed:.1e} samples, about {needed * per_sample_seconds:.1e} s",
+                f"Monte Carlo at standard error {accuracy:g} ({needed:.1e} samples, extrapolated)",
+                f"{extrapolated:.1e} s",
+                f"{extrapolated / exact:.0e}x exact",
             )
         )
     return rows
 
 
-def evaluation_rows() -> list[tuple[str, str]]:
-    """Time token-level against count-based forwards, and exact recognition."""
+def heavy_tail_rows() -> list[Row]:
+    """Population sums over power-law lengths at tol 1e-12: term by term (before) and with the tail expansion."""
     rows = []
+    for lengths, counts in [
+        (PowerLaw(4.0), OneB()),
+        (PowerLaw(3.0), OneB()),
+        (PowerLaw(4.0), UniformCount()),
+        (PowerLaw(4.0), BinomialCount(0.3)),
+        (PowerLaw(3.0), UniformCount()),
+        (PowerLaw(3.0), BinomialCount(0.3)),
+        (PowerLaw(2.5), UniformCount()),
+    ]:
+        try:
+            N = truncation_for(lengths, U, 0.5, TOL)
+        except ValueError:  # N beyond 1e7: the extrapolation below is then a lower bound
+            N = 10**7
+        strings = _strings(counts, N)
+        if strings <= MAX_TERMS:
+            before = median_time(lambda law=lengths, c=counts: _uncached(law, c, TOL), 3)
+            before_text = f"{milliseconds(before)} ({strings:.1e} strings)"
+        else:  # refused (a MemoryError before): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
+            small = population(THETA, U, PowerLaw(4.0), counts, tol=1e-8, tail="bounded").truncation_length
+            per_string = median_time(lambda c=counts: _uncached(PowerLaw(4.0), c, 1e-8), 3)
+            before = strings * per_string / _strings(counts, small)
+            more = "more than " if N == 10**7 else ""
+            before_text = f"refused ({more}{strings:.1e} strings): {more}about {before:.0e} s extrapolated"
+        after_result = population(THETA, U, lengths, counts, tol=TOL, tail="expanded")
+        after = median_time(lambda law=lengths, c=counts: population(THETA, U, law, c, tol=TOL, tail="expanded"), 7)
+        rows.append((f"{lengths!r}, {counts!r}: term by term, N = {N}", before_text, "1"))
+        rows.append(
+            (
+                f"same, tail expansion (N0 = {after_result.truncation_length})",
+                milliseconds(after),
+                f"{before / after:,.0f}x faster",
+            )
+        )
+    return rows
+
+
+def _uncached(lengths, counts, tol: float):
+    """The term-by-term sum as it was before the tail expansion: the per-string table built anew."""
+    _length_table.cache_clear()
+    return population(THETA, U, lengths, counts, tol=tol, tail="bounded")
+
+
+def _strings(counts, N: int) -> int:
+    """Strings (n, k), n <= N, that the term-by-term sum visits."""
+    return N if isinstance(counts, OneB) else N * (N + 1) // 2
+
+
+def evaluation_rows() -> list[Row]:
+    """Token-level against count-based forwards, and the exact recognition verdict."""
     model = ShallowTransformer(vocab_size=2)
     with torch.no_grad():
         model.theta.copy_(torch.tensor(THETA))
         model.u.copy_(torch.tensor(U))
+    rows = []
     for n in (10**3, 10**6):
         tokens = torch.zeros(1, n, dtype=torch.long)
         tokens[0, -1] = 1
@@ -114,24 +240,11 @@ def evaluation_rows() -> list[tuple[str, str]]:
         counts = torch.tensor([[n - 1.0, 1.0]], dtype=torch.float64)
         with torch.no_grad():
             token_s = median_time(lambda tokens=tokens, mask=mask: model(tokens, mask), 5)
-            count_s = median_time(lambda counts=counts: model.forward_counts(counts), 50)
-        rows.append(
-            (
-                f"one string a^(n-1) b, n = {n:.0e}: token-level vs count-based forward",
-                f"{token_s * 1e3:.3f} ms vs {count_s * 1e3:.3f} ms ({token_s / count_s:,.0f}x)",
-            )
-        )
-    counts = torch.tensor([[1e12 - 1, 1.0]], dtype=torch.float64)
-    with torch.no_grad():
-        count_s = median_time(lambda: model.forward_counts(counts), 50)
-    rows.append(
-        (
-            "one string, n = 1e12, count-based forward (token level: impossible, 8 TB of token ids)",
-            f"{count_s * 1e3:.3f} ms",
-        )
-    )
-    seconds = median_time(lambda: recognition(THETA, U, 10**18), 20)
-    rows.append(("exact recognition verdict over every string up to length 1e18", f"{seconds * 1e3:.2f} ms"))
+            count_s = median_time(lambda counts=counts: model.forward_counts(counts), 15, 50)
+        rows.append((f"one string a^(n-1) b, n = {n:.0e}: token-level forward", milliseconds(token_s), "1"))
+        rows.append(("same, count-based forward", milliseconds(count_s), f"{token_s / count_s:,.0f}x faster"))
+    verdict = median_time(lambda: recognition(THETA, U, 10**18), 15, 20)
+    rows.append(("exact recognition verdict over every string up to length 1e18", milliseconds(verdict), ""))
     return rows
 
 
@@ -172,33 +285,61 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
 
 
 def timed_command(command: list[str]) -> float:
-    """Wall time in seconds of one run of a shell command in the repository root."""
+    """Wall time in seconds of one run of a command in the repository root."""
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
-def book_rows() -> list[tuple[str, str]]:
-    """Time the nbval run and the cold and cached book builds."""
-    rows = [
+def test_rows() -> list[Row]:
+    """The README's test command, serially (-n 0) and on two workers (the pytest.ini default)."""
+    serial = timed_command([sys.executable, "-m", "pytest", "-q", "-n", "0"])
+    parallel = timed_command([sys.executable, "-m", "pytest", "-q"])
+    return [
+        ("`python -m pytest -n 0` (serial: unit tests and every notebook under nbval)", f"{serial:.0f} s", "1"),
         (
-            "full nbval run over every notebook (strict)",
-            f"{timed_command([sys.executable, '-m', 'pytest', 'book', '-q']):.0f} s",
-        )
+            "`python -m pytest` (two workers, one kernel per notebook)",
+            f"{parallel:.0f} s",
+            f"{parallel / serial:.2f}x serial",
+        ),
     ]
+
+
+def book_rows() -> list[Row]:
+    """The cold and cached book builds."""
     build = ROOT / "_build_bench"
     shutil.rmtree(build, ignore_errors=True)
     jb = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--path-output", str(build)]
-    rows.append(("book build, cold (every notebook executed)", f"{timed_command(jb):.0f} s"))
-    rows.append(("book build, cached (nothing changed: Sphinx rereads nothing)", f"{timed_command(jb):.0f} s"))
+    cold = timed_command(jb)
+    cached = timed_command(jb)
     shutil.rmtree(build, ignore_errors=True)
-    return rows
+    return [
+        ("book build, cold (every notebook executed)", f"{cold:.0f} s", "1"),
+        (
+            "book build, cached (nothing changed: Sphinx rereads nothing)",
+            f"{cached:.0f} s",
+            f"{cached / cold:.2f}x cold",
+        ),
+    ]
+
+
+def table(title: str, rows: list[Row]) -> list[str]:
+    """A titled Markdown table of (what, measured, ratio) rows."""
+    return [
+        f"**{title}**",
+        "",
+        "| what | measured | ratio |",
+        "| --- | --- | --- |",
+        *[f"| {a} | {b} | {c} |" for a, b, c in rows],
+        "",
+    ]
 
 
 def main() -> None:
     """Run every benchmark and write benchmarks/results.md."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--skip-book", action="store_true", help="skip the nbval and book-build timings")
+    parser.add_argument("--skip-tests", action="store_true", help="skip the serial and parallel test runs")
+    parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -206,18 +347,28 @@ def main() -> None:
         for what, value in engine_rows():
             print(f"| {what} | {value} |")
         return
-    rows = exact_gradient_rows() + monte_carlo_rows() + evaluation_rows() + engine_rows()
-    if not args.skip_book:
-        rows += book_rows()
+    load = os.getloadavg()[0]
     lines = [
-        f"Measured on {platform.machine()}, {platform.python_version()}, torch {torch.__version__}, "
-        f"numpy {np.__version__}, one torch thread, {time.strftime('%Y-%m-%d')}.",
+        f"Measured on {platform.machine()} ({os.cpu_count()} cores, load average {load:.1f} at the start),"
+        f" Python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__},"
+        f" one thread per process, {time.strftime('%Y-%m-%d')}.",
         "",
-        "| what | time |",
-        "| --- | --- |",
-        *[f"| {what} | {value} |" for what, value in rows],
     ]
-    text = "\n".join(lines) + "\n"
+    lines += table("Per-call overhead: package against a bare evaluation of the same sums", overhead_rows())
+    lines += table("Exact sums against Monte Carlo at matched accuracy", monte_carlo_rows())
+    lines += table(
+        "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
+    )
+    lines += table("Count-based against token-level evaluation", evaluation_rows())
+    lines += table(
+        "Vectorised against looped seeds (the experiments engine, issue 9)",
+        [(what, value, "") for what, value in engine_rows()],
+    )
+    if not args.skip_tests:
+        lines += table("Tests: serial against two workers", test_rows())
+    if not args.skip_book:
+        lines += table("Book build", book_rows())
+    text = "\n".join(lines)
     print(text)
     (ROOT / "benchmarks" / "results.md").write_text(text)
 

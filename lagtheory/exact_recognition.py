@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit
 
-from ._validation import check_parameter_vector, check_scaling
-from .pooling import pooled_vector, pooled_weight
+from ._validation import as_float_array, check_integer, check_parameter_vector, check_scaling
+from .pooling import log_odds_parts
 
 
 @dataclass(frozen=True)
@@ -68,19 +70,79 @@ def _word(n: int, k: int) -> str:
     return f"a string of length {n} with {k} b's"
 
 
+def _one_b_log_odds(n: int, t: float, scaling: str) -> float:
+    """The log-odds z of p(n, 1; t) (eq-pooled-weight), without argument checks."""
+    base, scale = log_odds_parts(float(n), 1.0, scaling)
+    return float(base + t * scale)
+
+
+def _one_b_pooled(n: int, t: float, scaling: str) -> tuple[float, float]:
+    """(1 - p, p) with p = p(n, 1; t) from the log-odds (eq-pooled-weight), without argument checks."""
+    z = _one_b_log_odds(n, t, scaling)
+    return float(expit(-z)), float(expit(z))
+
+
 def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> float:
     """f(a^(n-1) b) = u_a (1 - p) + u_b p with p = p(n, 1; t) (the form that is exact at p = 0, 1)."""
-    q, p = pooled_vector(n, 1, t, scaling)
-    return u_a * float(q) + u_b * float(p)
+    q, p = _one_b_pooled(n, t, scaling)
+    return u_a * q + u_b * p
 
 
-def _worst_one_b_length(t: float, max_length: int, scaling: str) -> int:
-    """The length n in [1, max_length] where p(n, 1; t) is smallest."""
+def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "log") -> int:
+    """The length n* at which the weight p(n, 1; t) on the single b of a^(n-1) b is smallest
+    (book Theorem thm-three-phase, phase 3; the worst positive of thm-threshold (b)).
+
+    Along k = 1 the odds g(n) = (n - 1) n^(-t) of a against b have
+    g'(n) = n^(-t-1) (t - (t - 1) n): for t > 1 (length scaling) they increase up
+    to n = t / (t - 1) and decrease after, so over the whole numbers n* is
+    floor(t / (t - 1)) or ceil(t / (t - 1)), whichever has the smaller p (the
+    floor alone is wrong, e.g. at t = 1.22 the peak is 5.55 and n* = 6). For
+    t <= 1, or without scaling, p(n, 1; t) decreases for ever and has no
+    minimum: the smallest value over [1, max_length] is at max_length.
+
+    ``t``: a finite number; ``max_length``: a whole number >= 1 bounding the
+    lengths considered, or None for all lengths (then t must be > 1 and scaling
+    "log"); ``scaling``: "log" or "none".
+    """
+    t = float(as_float_array(t, "t"))
+    check_scaling(scaling)
+    if max_length is not None:
+        max_length = check_integer(max_length, "max_length", minimum=1)
+    elif scaling == "none" or t <= 1:
+        raise ValueError(
+            f"t must be > 1 with scaling='log' for p(n, 1; t) to have a smallest value over all lengths "
+            f"(got t={t!r}, scaling={scaling!r}); pass max_length to bound the lengths"
+        )
+    return _worst_one_b_length(t, max_length, scaling)
+
+
+def _worst_one_b_length(t: float, max_length: int | None, scaling: str) -> int:
+    """:func:`worst_one_b_length` without argument checks (for the trusted recognition path)."""
     if scaling == "none" or t <= 1:
         return max_length
     peak = t / (t - 1)
-    candidates = {min(max_length, max(1, math.floor(peak))), min(max_length, math.ceil(peak))}
-    return min(candidates, key=lambda n: float(pooled_weight(n, 1, t, scaling)))
+    candidates = {max(1, math.floor(peak)), math.ceil(peak)}
+    if max_length is not None:
+        candidates = {min(max_length, n) for n in candidates}
+    # compared through the log-odds, which stay distinct where p rounds to 1.0 (large t)
+    return min(sorted(candidates), key=lambda n: _one_b_log_odds(n, t, scaling))
+
+
+def horizon_at_t0(u: ArrayLike) -> int:
+    """The recognition horizon N(0, u) at t = 0, book eq. (eq-horizon), in exact rational arithmetic.
+
+    At t = 0 the string a^(n-1) b has f = u_a + w / n, right iff n - 1 < R = u_b / (-u_a);
+    so N(0, u) = 0 if u_a >= 0 (every negative is wrong) and max(0, ceil(R)) otherwise,
+    the number of lengths n >= 1 with n - 1 < R. The floats u_a, u_b are converted to
+    fractions exactly, so an exact tie (R a whole number m, f(a^m b) = 0) gives N = m.
+    Unlike :func:`recognition`, the result is not capped by a maximal length.
+
+    ``u``: the output layer (u_a, u_b).
+    """
+    u = check_parameter_vector(u, "u")
+    if u[0] >= 0:
+        return 0
+    return max(0, math.ceil(Fraction(float(u[1])) / Fraction(float(-u[0]))))
 
 
 def _first_bad(lo: int, hi: int, is_bad) -> int:
@@ -104,11 +166,21 @@ def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
     check_scaling(scaling)
+    return recognition_trusted(theta, u, check_max_length(max_length), scaling)
+
+
+def check_max_length(max_length: int | float) -> int:
+    """The largest length a recognition verdict covers: a whole number in [1, 1e18], returned as int."""
     if isinstance(max_length, bool) or not isinstance(max_length, (int, float, np.integer, np.floating)):
         raise TypeError(f"max_length must be a whole number >= 1, got {type(max_length).__name__}")
     if not math.isfinite(max_length) or max_length < 1 or max_length != math.floor(max_length) or max_length > 1e18:
         raise ValueError(f"max_length must be a whole number in [1, 1e18], got {max_length!r}")
-    N = int(max_length)
+    return int(max_length)
+
+
+def recognition_trusted(theta: NDArray[np.float64], u: NDArray[np.float64], N: int, scaling: str) -> Recognition:
+    """:func:`recognition` without argument checks (the trusted inner path of the training loops):
+    ``theta``, ``u`` finite float64 vectors of length 2, ``N`` a whole number in [1, 1e18]."""
     t, c = float(theta[1] - theta[0]), float(u[0])
 
     negative_margin = -c  # y f = -u_a for every a^n

@@ -23,6 +23,8 @@ from scipy.special import zeta
 
 from ._validation import as_float_array, check_lengths, check_positive
 
+_last_truncation: dict[LengthDistribution, int] = {}
+
 
 class LengthDistribution(ABC):
     """A distribution of string lengths on {1, 2, ...}."""
@@ -59,6 +61,20 @@ class LengthDistribution(ABC):
         def small_enough(N: int) -> bool:
             return self.tail_mass_bound(N) <= mass_tol and self.tail_log_moment_bound(N) <= log_tol
 
+        # Warm start: a training run asks at every step with nearly the same tolerances, and the
+        # answer is usually the previous one (minimal because N - 1 fails; both bounds decrease).
+        previous = _last_truncation.get(self)
+        if previous is not None and previous <= max_length and small_enough(previous):
+            if previous == self.min_truncation or not small_enough(previous - 1):
+                return previous
+        N = self._smallest_truncation(small_enough, max_length)
+        if len(_last_truncation) >= 256:
+            _last_truncation.clear()
+        _last_truncation[self] = N
+        return N
+
+    def _smallest_truncation(self, small_enough, max_length: int) -> int:
+        """Smallest N >= min_truncation with small_enough(N), by doubling then bisection."""
         low = self.min_truncation
         if small_enough(low):
             return low

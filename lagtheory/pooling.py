@@ -86,13 +86,15 @@ def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str):
 def _log_odds(
     n: NDArray[np.float64], k: NDArray[np.float64], t: NDArray[np.float64], scaling: str
 ) -> NDArray[np.float64]:
-    n, k, t = np.broadcast_arrays(n, k, t)
-    z = np.empty(n.shape, dtype=np.float64)
-    none_b = k == 0
-    all_b = k == n
-    mixed = ~(none_b | all_b)
-    z[none_b] = -np.inf
-    z[all_b] = np.inf
-    n_m, k_m = n[mixed], k[mixed]
-    z[mixed] = np.log(k_m) - np.log(n_m - k_m) + t[mixed] * _score_scale(n_m, scaling)
-    return z
+    base, scale = log_odds_parts(*np.broadcast_arrays(n, k), scaling)
+    return base + t * scale
+
+
+def log_odds_parts(n: ArrayLike, k: ArrayLike, scaling: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The two parts of the log-odds ``z = base + t * scale`` (eq-pooled-weight): ``base = log k -
+    log(n - k)`` (-inf where k = 0, +inf where k = n) and ``scale = s(n)``. Trusted inner path:
+    ``n`` (>= 1), ``k`` (0 <= k <= n) and ``scaling`` are not checked; the population sums cache
+    both parts."""
+    with np.errstate(divide="ignore"):  # log 0 = -inf is the intended value at k = 0 and k = n
+        base = np.log(k) - np.log(np.subtract(n, k))
+    return base, _score_scale(np.asarray(n, dtype=np.float64), scaling)

@@ -13,33 +13,45 @@ t = theta_b - theta_a and p = p(n, k; t):
 
 The expectation over positives is summed exactly over lengths n <= N, with N
 the smallest length whose proven tail bound makes the truncation error of the
-loss and of every gradient component at most ``tol`` (``error_bound``).
+loss and of every gradient component at most ``tol`` (``error_bound``, eq-tail-bound).
+For a power law whose N would make that sum long, the lengths n <= N0 are summed
+exactly and the rest is the tail expansion of :mod:`lagtheory.heavy_tail`
+(thm-tail-expansion), whose proven error bound is again at most ``tol``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ._validation import check_parameter_vector, check_positive, check_probability, check_scaling
-from .counts import CountDistribution, resolve_counts
-from .lengths import LengthDistribution
-from .pooling import pooled_vector, pooled_weight_dt
+from .counts import CountDistribution, OneB, resolve_counts
+from .heavy_tail import string_bounds, tail_expansion
+from .lengths import LengthDistribution, PowerLaw
+from .per_string import per_string_terms, softplus
+from .pooling import log_odds_parts
 
 
 @dataclass(frozen=True)
 class Population:
-    """Loss and gradients of the population objective at one (theta, u)."""
+    """Loss and gradients of the population objective at one (theta, u).
+
+    ``truncation_length`` is the largest length summed term by term; ``tail`` says how the
+    lengths beyond it enter: "bounded" (left out, eq-tail-bound) or "expanded" (the integral
+    of thm-tail-expansion). Either way every output is within ``error_bound`` of its exact value.
+    """
 
     loss: float
     grad_theta: NDArray[np.float64]
     grad_u: NDArray[np.float64]
     truncation_length: int
     error_bound: float
+    tail: str = "bounded"
 
     @property
     def grad_t(self) -> float:
@@ -47,9 +59,24 @@ class Population:
         return float(self.grad_theta[1])
 
 
-def _softplus(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
-    """log(1 + e^x), stable for large |x|."""
-    return np.logaddexp(0.0, x)
+# Sums visiting more strings than this use the tail expansion (power laws); beyond MAX_TERMS
+# the exact sum is refused (it would need gigabytes).
+EXPANSION_THRESHOLD = 200_000
+MAX_TERMS = 50_000_000
+TAIL_MODES = ("auto", "bounded", "expanded")
+
+
+def check_distribution(
+    lengths: LengthDistribution, positives: str | CountDistribution, prior: float, tol: float
+) -> tuple[CountDistribution, float, float]:
+    """Check the arguments that define the data distribution D of (eq-population-loss):
+    the length law, the law of the b count of a positive, the prior P(y = +1) in (0, 1), and
+    the truncation tolerance ``tol`` > 0; return (count law, prior, tol)."""
+    if not isinstance(lengths, LengthDistribution):
+        raise TypeError(
+            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
+        )
+    return resolve_counts(positives), check_probability(prior, "prior"), check_positive(tol, "tol")
 
 
 def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float) -> int:
@@ -60,7 +87,7 @@ def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: f
     convex combination of u_a and u_b); each |d/du| term is at most 1; the d/dt term is
     at most |w| log(n) / 4 since p (1 - p) <= 1/4.
     """
-    per_string_loss = float(_softplus(np.max(np.abs(u))))
+    per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))
     mass_factor = prior * max(per_string_loss, 1.0)
     log_factor = prior * abs(u[1] - u[0]) / 4.0
     log_tol = tol / log_factor if log_factor > 0 else math.inf
@@ -75,44 +102,111 @@ def population(
     tol: float = 1e-12,
     prior: float = 0.5,
     scaling: str = "log",
+    tail: str = "auto",
 ) -> Population:
     """Exact population loss and gradients in the original coordinates (theta, u).
 
     ``theta`` and ``u`` are length-2 vectors ordered (a, b); ``lengths`` a
     LengthDistribution (Geometric, PowerLaw); ``positives`` "one-b", "uniform" or
     a CountDistribution; ``tol`` > 0 bounds the truncation error of every output;
-    ``prior`` in (0, 1) is P(y = +1); ``scaling`` "log" or "none".
+    ``prior`` in (0, 1) is P(y = +1); ``scaling`` "log" or "none"; ``tail`` how the
+    lengths beyond the exact sum enter: "bounded" (left out, eq-tail-bound), "expanded"
+    (thm-tail-expansion, power laws only) or "auto" (expanded when the exact sum would
+    visit more than 2e5 strings and the expansion reaches ``tol``, else bounded).
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
-    if not isinstance(lengths, LengthDistribution):
-        raise TypeError(
-            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
-        )
-    counts = resolve_counts(positives)
-    tol = check_positive(tol, "tol")
-    prior = check_probability(prior, "prior")
+    counts, prior, tol = check_distribution(lengths, positives, prior, tol)
     check_scaling(scaling)
+    if tail not in TAIL_MODES:
+        raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")
+    if tail == "expanded" and not isinstance(lengths, PowerLaw):
+        raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {lengths!r}")
+    return population_trusted(theta, u, lengths, counts, tol, prior, scaling, tail)
 
-    N = truncation_for(lengths, u, prior, tol)
-    n_values = np.arange(1, N + 1, dtype=np.int64)
-    n, k, kappa = counts.table(n_values)
-    weight = lengths.pmf(n) * kappa
 
+def population_trusted(
+    theta: NDArray[np.float64],
+    u: NDArray[np.float64],
+    lengths: LengthDistribution,
+    counts: CountDistribution,
+    tol: float,
+    prior: float,
+    scaling: str,
+    tail: str = "auto",
+) -> Population:
+    """:func:`population` without argument checks: the trusted inner path of the training
+    loops, which check their arguments once. ``theta`` and ``u`` are finite float64 vectors
+    of length 2, the other arguments already validated and resolved."""
     t = theta[1] - theta[0]
     w = u[1] - u[0]
-    q, p = pooled_vector(n, k, t, scaling)  # h = (1 - p, p)
-    f = u[0] * q + u[1] * p
-    miss = expit(-f)  # sigma(-f): the logistic loss derivative at a positive
+    N = _exact_truncation(lengths, counts, u, prior, tol)
+    expansion = None
+    exact_terms = math.inf if N is None else _terms_up_to(counts, N)
+    wanted = tail == "expanded" or (tail == "auto" and exact_terms > EXPANSION_THRESHOLD)
+    if isinstance(lengths, PowerLaw) and wanted:
+        bounds = string_bounds(u[0], u[1])
+        budget_log = tol / (prior * abs(w)) if w != 0 else math.inf
+        most = math.inf if tail == "expanded" else exact_terms  # auto: only where it is cheaper
+        expansion = tail_expansion(
+            lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, most
+        )
+        if expansion is None and tail == "expanded":
+            raise ValueError(f"tol too small for the tail expansion of {lengths!r} with {counts!r}; use a larger tol")
+    if expansion is not None:
+        N = expansion.exact_length
+    elif exact_terms > MAX_TERMS:
+        shown = "beyond 1e7" if N is None else str(N)
+        raise ValueError(
+            f"tol too small for {lengths!r} with {counts!r}: the exact sum would need N = {shown} lengths, more than "
+            f"{MAX_TERMS:.0e} strings, and the tail expansion (power laws) does not reach tol; use a larger tol or a "
+            "lighter-tailed distribution"
+        )
+    weight, base, scale = _length_table(lengths, counts, N, scaling)
+    terms = per_string_terms(base + t * scale, u[0], u[1], scale)  # z = log-odds of p (eq-pooled-weight)
+    expected = [float(weight @ term) for term in terms]  # over positives of length <= N
+    if expansion is not None:
+        expected = [head + float(tail) for head, tail in zip(expected, expansion.tail, strict=True)]
+    positive_loss, miss_a, miss_b, miss_t = expected
 
-    loss = (1 - prior) * float(_softplus(u[0])) + prior * float(weight @ _softplus(-f))
-    grad_ua = (1 - prior) * float(expit(u[0])) - prior * float(weight @ (miss * q))
-    grad_ub = -prior * float(weight @ (miss * p))
-    grad_t = -prior * w * float(weight @ (miss * pooled_weight_dt(n, k, t, scaling)))
+    loss = (1 - prior) * float(softplus(u[0])) + prior * positive_loss
+    grad_ua = (1 - prior) * float(expit(u[0])) - prior * miss_a
+    grad_ub = -prior * miss_b
+    grad_t = -prior * w * miss_t  # dp/dt = s(n) p (1 - p) (eq-dp-dt)
     return Population(
         loss=loss,
         grad_theta=np.array([-grad_t, grad_t]) + 0.0,  # + 0.0: no signed zero
         grad_u=np.array([grad_ua, grad_ub]),
         truncation_length=N,
         error_bound=tol,
+        tail="expanded" if expansion is not None else "bounded",
     )
+
+
+def _terms_up_to(counts: CountDistribution, N: int) -> int:
+    """Number of strings (n, k) with n <= N that the exact sum visits."""
+    return N if isinstance(counts, OneB) else N * (N + 1) // 2
+
+
+def _exact_truncation(
+    lengths: LengthDistribution, counts: CountDistribution, u: NDArray[np.float64], prior: float, tol: float
+) -> int | None:
+    """The truncation length of the exact sum (``truncation_for``), None beyond its max_length."""
+    try:
+        return truncation_for(lengths, u, prior, tol)
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=16)
+def _length_table(
+    lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per string (n, k), n <= N: the weight pi(n) kappa(k | n) and the two parts of the log-odds
+    (``pooling.log_odds_parts``). Cached: a training run asks for the same table at every step."""
+    n, k, kappa = counts.table(np.arange(1, N + 1, dtype=np.int64))
+    base, scale = log_odds_parts(n, k, scaling)
+    tables = (lengths.pmf(n) * kappa, base, scale)
+    for table in tables:
+        table.setflags(write=False)
+    return tables

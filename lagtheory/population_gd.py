@@ -5,23 +5,25 @@ the trajectory with the exact recognition verdict after every step.
 The runs act in the original coordinates (theta, u): GD is not invariant
 under the change to (t, c, w), so it never acts on those. The loop is
 :func:`lagtheory.training.descend`, the one loop of every training path, with
-the exact gradients of :func:`lagtheory.population` as its gradient oracle and
+the exact gradients of :func:`lagtheory.population` (its trusted inner path: the
+arguments are checked once per run) as its gradient oracle and
 plain gradient descent (:class:`lagtheory.training.NumpyGradientDescent`) as
 its update.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_parameter_vector
+from ._validation import check_parameter_vector, check_scaling
 from .counts import CountDistribution
-from .exact_recognition import recognition
+from .exact_recognition import check_max_length, recognition_trusted
 from .lengths import LengthDistribution
-from .population import population
+from .population import Population, check_distribution, population_trusted
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, descend
 
@@ -54,7 +56,8 @@ class TrajectoryRecorder:
     :mod:`lagtheory.sampled`."""
 
     def __init__(self, max_length: int, scaling: str) -> None:
-        self.max_length, self.scaling = max_length, scaling
+        check_scaling(scaling)
+        self.max_length, self.scaling = check_max_length(max_length), scaling
         self.thetas: list[NDArray[np.float64]] = []
         self.us: list[NDArray[np.float64]] = []
         self.losses: list[float] = []
@@ -63,8 +66,10 @@ class TrajectoryRecorder:
         self.labels: list[str] = []
 
     def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float, group: str | None = None) -> None:
-        """Add one point; ``group`` names the phase of the step that led to it (None for the start)."""
-        verdict = recognition(theta, u, self.max_length, self.scaling)
+        """Add one point; ``group`` names the phase of the step that led to it (None for the start).
+        ``theta`` and ``u`` are finite float64 vectors of length 2 (not checked: the runs check
+        their starting point, and the steps keep it finite)."""
+        verdict = recognition_trusted(theta, u, self.max_length, self.scaling)
         self.thetas.append(np.array(theta, dtype=np.float64))
         self.us.append(np.array(u, dtype=np.float64))
         self.losses.append(loss)
@@ -100,18 +105,26 @@ def run_schedule(
     theta = check_parameter_vector(theta0, "theta0").copy()
     u = check_parameter_vector(u0, "u0").copy()
     check_phases(phases)
+    counts, prior, tol = check_distribution(lengths, positives, prior, tol)
     recorder = TrajectoryRecorder(max_length, scaling)
+
+    def exact() -> Population:
+        # the arguments were checked above, once; a step can only leave the finite range by overflow
+        if not (math.isfinite(theta[0]) and math.isfinite(theta[1]) and math.isfinite(u[0]) and math.isfinite(u[1])):
+            raise ValueError(f"the run left the finite range (theta = {theta}, u = {u}): lower the step sizes")
+        return population_trusted(theta, u, lengths, counts, tol, prior, scaling)
+
     optimiser = NumpyGradientDescent([[theta]], [[u]])
     previous: list[str | None] = [None]
 
     def gradient(step: int, phases_now: tuple[Phase | None, ...]) -> NDArray[np.float64]:
-        state = population(theta, u, lengths, positives, tol, prior, scaling)
+        state = exact()
         recorder.record(theta, u, state.loss, previous[0])
         optimiser.set_gradients([[state.grad_theta]], [[state.grad_u]])
         previous[0] = phases_now[0].group
         return np.array([state.loss])
 
     descend([phases], gradient, optimiser.update)
-    state = population(theta, u, lengths, positives, tol, prior, scaling)
+    state = exact()
     recorder.record(theta, u, state.loss, previous[0])
     return recorder.trajectory()

@@ -45,11 +45,12 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_integer, check_parameter_vector, check_positive, check_probability, check_scaling
-from .counts import CountDistribution, resolve_counts
+from ._validation import check_integer, check_parameter_vector, check_scaling
+from .counts import CountDistribution
 from .lengths import Geometric, LengthDistribution
 from .losses import logistic_loss
 from .model import ShallowTransformer
+from .population import check_distribution
 from .population_gd import Trajectory, TrajectoryRecorder
 from .schedules import Phase, check_phases
 from .training import TorchGroupOptimiser, descend
@@ -83,14 +84,8 @@ class DataSampler:
         prior: float = 0.5,
         tol: float = 1e-12,
     ) -> None:
-        if not isinstance(lengths, LengthDistribution):
-            raise TypeError(
-                f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
-            )
+        self.counts, self.prior, self.tol = check_distribution(lengths, positives, prior, tol)
         self.lengths = lengths
-        self.counts = resolve_counts(positives)
-        self.prior = check_probability(prior, "prior")
-        self.tol = check_positive(tol, "tol")
         self.truncation_length: int | None = None
         self._length_cdf: NDArray[np.float64] | None = None
         if not isinstance(lengths, Geometric):

@@ -1,6 +1,7 @@
 """Exact recognition verdicts (book Definition def-recognition) against brute force over all (n, k)."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagtheory import recognition
+from lagtheory.exact_recognition import horizon_at_t0, worst_one_b_length
 
 
 def brute_force(theta, u, N, scaling="log"):
@@ -112,3 +114,57 @@ def test_describe_names_the_shortest_misclassified_string():
 
 def test_no_signed_zero_margin():
     assert str(recognition([0, 1], [0.0, 1.0], 10).margin) == "0.0"
+
+
+def brute_worst_length(t, N):
+    """argmin over n <= N of p(n, 1; t), through the odds (n - 1) n^(-t) of a against b (largest odds)."""
+    n = np.arange(1, N + 1, dtype=float)
+    return int(n[np.argmax((n - 1) * n ** (-t))])
+
+
+@pytest.mark.parametrize("t", [1.001, 1.05, 1.22, 1.3, 1.5, 1.9, 2.0, 2.5, 3.0, 11.0, 200.0])
+def test_worst_one_b_length_against_brute_force(t):
+    # 1.22: the peak t / (t - 1) is 5.55 and the worst length is 6, not floor(5.55) = 5
+    assert worst_one_b_length(t) == brute_worst_length(t, 5000)
+    assert worst_one_b_length(t, 3) == brute_worst_length(t, 3)
+    if t == 1.22:
+        assert worst_one_b_length(t) == 6
+
+
+@pytest.mark.parametrize("t,scaling", [(1.0, "log"), (0.5, "log"), (-2.0, "log"), (3.0, "none")])
+def test_worst_one_b_length_without_minimum(t, scaling):
+    assert worst_one_b_length(t, 10**12, scaling) == 10**12
+    with pytest.raises(ValueError, match="t must be > 1"):
+        worst_one_b_length(t, None, scaling)
+
+
+def brute_horizon_at_t0(u_a, u_b, N):
+    """Count the lengths n <= N whose strings a^n, a^(n-1) b and b^n are all right, in exact rationals."""
+    u_a, u_b = Fraction(u_a), Fraction(u_b)
+    for n in range(1, N + 1):
+        outputs = [(-1, u_a), (1, u_a + (u_b - u_a) / n), (1, u_b)]
+        if any(y * f <= 0 for y, f in outputs):
+            return n - 1
+    return N
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(u_a=st.floats(-5, 5), ratio=st.floats(-3, 60))
+def test_horizon_at_t0_against_brute_force(u_a, ratio):
+    u_b = ratio * abs(u_a)
+    assert horizon_at_t0((u_a, u_b)) == brute_horizon_at_t0(u_a, u_b, 200)
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 40])
+def test_horizon_at_t0_at_exact_ties(m):
+    # u_b / (-u_a) = m exactly: a^m b has f = 0, an error, so the horizon is m
+    assert horizon_at_t0((-0.25, 0.25 * m)) == m == brute_horizon_at_t0(-0.25, 0.25 * m, 100)
+
+
+def test_a_zero_output_is_an_error():
+    # t = 0, u = (-1, 3): f(a^3 b) = -1 + 4/4 = 0 exactly (p = 1/4 is exact in float64); Definition
+    # def-recognition counts f = 0 as an error, so with max_length 4 the first error is a^3 b
+    verdict = recognition([0.0, 0.0], [-1.0, 3.0], 4)
+    assert verdict.first_error == (4, 1) and verdict.horizon == 3 and verdict.margin == 0.0
+    # and u_a = 0 makes every negative an error, whatever u_b and t
+    assert recognition([0.0, 1.5], [0.0, 3.0], 10).first_error == (1, 0)

@@ -8,7 +8,10 @@ import torch
 
 import lagtheory as L
 from lagtheory import schedules as S
+from lagtheory.attention_step import attention_factor, first_marker_factor, phase_one_output
+from lagtheory.count_table import population_table
 from lagtheory.dfa import DFA
+from lagtheory.exact_recognition import horizon_at_t0, worst_one_b_length
 from lagtheory.experiments import engine as E
 from lagtheory.experiments import paired as PS
 from lagtheory.languages import CONTAINS_B
@@ -44,17 +47,48 @@ CATALOGUE = {
     "infinite u": (lambda: L.population([0, 0], [np.inf, 0], L.Geometric(3)), ValueError, r"u must be finite"),
     "tolerance zero": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tol=0), ValueError, r"tol must be"),
     "hopeless tolerance for a heavy tail": (
-        lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.2)),
+        lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.02), positives="uniform"),
         ValueError,
         r"tol too small",
     ),
     "prior 0": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), prior=0), ValueError, r"prior must be"),
+    "unknown tail mode": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tail="drop"), ValueError, r"tail must"),
+    "tail expansion of a geometric law": (
+        lambda: L.population([0, 0], [0, 0], L.Geometric(3), tail="expanded"),
+        ValueError,
+        r"tail='expanded' needs power-law",
+    ),
     "lengths not a distribution": (lambda: L.population([0, 0], [0, 0], 10), TypeError, r"lengths must be"),
     "recognition max_length 0": (lambda: L.recognition([0, 1], [-1, 3], 0), ValueError, r"max_length must be"),
     "recognition max_length beyond 1e18": (
         lambda: L.recognition([0, 1], [-1, 3], 1e19),
         ValueError,
         r"max_length must be",
+    ),
+    # closed forms of the first steps, the horizon at t = 0, the worst length, the torch population table
+    "worst length below the threshold": (lambda: worst_one_b_length(0.5), ValueError, r"t must be > 1"),
+    "worst length with max_length 0": (lambda: worst_one_b_length(1.5, 0), ValueError, r"max_length must be"),
+    "horizon of a u of length 3": (
+        lambda: horizon_at_t0([0.0, 1.0, 2.0]),
+        ValueError,
+        r"u must be a vector of length 2",
+    ),
+    "attention factor of a u of the wrong shape": (
+        lambda: attention_factor(np.zeros((2, 3)), L.Geometric(3)),
+        ValueError,
+        r"u must have shape",
+    ),
+    "attention factor without a length law": (lambda: attention_factor((0, 0), 10), TypeError, r"lengths must be"),
+    "phase-one step of size 0": (lambda: phase_one_output(0.0, L.Geometric(3)), ValueError, r"eta1 must be"),
+    "first-marker factor with tol 0": (
+        lambda: first_marker_factor((0, 0), L.Geometric(3), tol=0.0),
+        ValueError,
+        r"tol must be",
+    ),
+    "population table with a negative": (
+        lambda: population_table([3.0], [0.0], [1.0]),
+        ValueError,
+        r"k must be whole numbers >= 1",
     ),
     # schedules
     "phase that trains nothing": (lambda: S.Phase(3, 0.0, 0.0), ValueError, r"must not both be 0"),

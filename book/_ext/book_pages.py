@@ -29,6 +29,7 @@ from docutils.parsers.rst import Directive
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx_exercise.nodes import solution_node
+from table_frame import table_frame
 
 BUILD_TOOLS = ("sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "nbclient", "ipykernel", "docutils")
 PDF_COMMAND = "jupyter-book build . --builder pdflatex && jupyter-book build . -W -n --keep-going"
@@ -52,18 +53,7 @@ def _installed(name: str) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]], classes: list[str]) -> nodes.table:
-    table = nodes.table(classes=classes)
-    group = nodes.tgroup(cols=len(headers))
-    table += group
-    for _ in headers:
-        group += nodes.colspec(colwidth=1)
-    head = nodes.thead()
-    row = nodes.row()
-    for header in headers:
-        row += nodes.entry("", nodes.paragraph("", header))
-    head += row
-    group += head
-    body = nodes.tbody()
+    table, body = table_frame(headers, [1] * len(headers), classes)
     for values in rows:
         row = nodes.row()
         for value in values:
@@ -73,7 +63,6 @@ def _table(headers: list[str], rows: list[list[str]], classes: list[str]) -> nod
                 paragraph += nodes.emphasis("", f" ({note}")
             row += nodes.entry("", paragraph)
         body += row
-    group += body
     return table
 
 

@@ -31,6 +31,7 @@ from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
 from sphinx.util.nodes import make_refnode
+from table_frame import table_frame
 
 STATUS_CLASS = {
     "sympy and numeric": "both",
@@ -257,18 +258,7 @@ def _plain_title(title: str) -> str:
 
 def _claim_table(app: Sphinx, fromdocname: str, statements: list[Statement]) -> nodes.table:
     headers = ["Statement", "Checked by", "Check cells", "Its proof cites"]
-    table = nodes.table(classes=["claim-table"])
-    group = nodes.tgroup(cols=len(headers))
-    table += group
-    for width in (30, 16, 36, 18):
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    row = nodes.row()
-    for header in headers:
-        row += nodes.entry("", nodes.paragraph("", header))
-    head += row
-    group += head
-    body = nodes.tbody()
+    table, body = table_frame(headers, [30, 16, 36, 18], ["claim-table"])
     claims = _claims(app)
     chapter = None
     for s in statements:
@@ -293,7 +283,6 @@ def _claim_table(app: Sphinx, fromdocname: str, statements: list[Statement]) -> 
         cites = _join([_statement_ref(app, fromdocname, c) for c in cited]) or [nodes.Text("-")]
         row += nodes.entry("", nodes.paragraph("", "", *cites))
         body += row
-    group += body
     return table
 
 

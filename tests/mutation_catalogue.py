@@ -1,0 +1,601 @@
+"""The mutation catalogue: named mathematical mutations of ``lagtheory``, and which checks catch them.
+
+Each mutation replaces one exact piece of source text in the package (a dropped log n, p and
+1 - p swapped, an off-by-one pmf, ...). For each, the script
+
+1. applies it to a scratch copy of the committed tree (``git archive HEAD``; the working tree is
+   never touched), with ``PYTHONPATH`` pointing at the copy so that the tests and the notebook
+   kernels import the mutated package;
+2. runs the unit tests (``pytest -x``: the tests named for the mutation first, then the rest) and
+   records the first test that fails;
+3. executes the chapters whose statements depend on the mutated object (``nbclient``, cell by
+   cell, stopping at the first cell that raises) and records the cell and its check label;
+4. restores the file.
+
+A mutation counts as caught by a chapter only when one of its cells raises (a failing
+``assert``): a changed printed number, which ``nbval`` would also flag, is not counted. Before the
+mutations, the unmutated copy must pass the same unit tests and chapters (the baseline), so that
+every failure below is the mutation's doing.
+
+The table (markdown) goes to ``book/generated/mutation_table.md``, shown on the book page
+``book/mutations.md``. Not part of CI: a full run takes tens of minutes on two cores.
+
+Usage::
+
+    python tests/mutation_catalogue.py                   # every mutation, stop at the first catching chapter
+    python tests/mutation_catalogue.py --all-chapters    # run every listed chapter of every mutation
+    python tests/mutation_catalogue.py --only worst-length-floor-only aperiodicity-index-off-by-one
+    python tests/mutation_catalogue.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+TABLE = REPOSITORY / "book" / "generated" / "mutation_table.md"
+
+# Book tooling, not mathematics: they read the notebooks, the sources or the built pages, never the package.
+NOT_MATHEMATICS = (
+    "test_stored_outputs.py",
+    "test_chapter_text.py",
+    "test_claims.py",
+    "test_book_extensions.py",
+    "test_browser_checker.py",
+    "test_rendered_book.py",
+)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One mathematical mutation: replace ``old`` (which must occur exactly once) by ``new`` in ``path``."""
+
+    name: str
+    what: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    chapters: tuple[str, ...]
+
+
+M = Mutation
+MUTATIONS: tuple[Mutation, ...] = (
+    # pooling: p(n, k; t) and its derivative
+    M(
+        "pooling-drops-log-n",
+        "the log-odds of p(n, k; t) lose the factor log n on t (length scaling dropped)",
+        "lagtheory/pooling.py",
+        'return np.log(n) if scaling == "log" else np.ones_like(n)',
+        "return np.ones_like(n)",
+        ("tests/test_pooling.py",),
+        ("representation", "threshold"),
+    ),
+    M(
+        "pooling-log-odds-sign",
+        "a sign in the log-odds: log(n - k) - log k instead of log k - log(n - k)",
+        "lagtheory/pooling.py",
+        "z[mixed] = np.log(k_m) - np.log(n_m - k_m) + t[mixed]",
+        "z[mixed] = np.log(n_m - k_m) - np.log(k_m) + t[mixed]",
+        ("tests/test_pooling.py",),
+        ("representation", "setting"),
+    ),
+    M(
+        "pooled-vector-swapped",
+        "p and 1 - p swapped in the pooled vector h = (1 - p, p)",
+        "lagtheory/pooling.py",
+        "return expit(-z), expit(z)",
+        "return expit(z), expit(-z)",
+        ("tests/test_pooling.py", "tests/test_population.py"),
+        ("representation", "three_phase"),
+    ),
+    M(
+        "dp-dt-drops-log-n",
+        "dp/dt = p (1 - p) instead of log(n) p (1 - p) (eq-dp-dt)",
+        "lagtheory/pooling.py",
+        "derivative = _score_scale(np.broadcast_to(n_arr, z.shape), scaling) * expit(z) * expit(-z)",
+        "derivative = expit(z) * expit(-z)",
+        ("tests/test_pooling.py", "tests/test_population.py"),
+        ("representation", "three_phase"),
+    ),
+    # length distributions
+    M(
+        "geometric-pmf-off-by-one",
+        "the geometric pmf q (1 - q)^n instead of q (1 - q)^(n - 1)",
+        "lagtheory/lengths.py",
+        "return q * np.exp((n_arr - 1) * math.log1p(-q))",
+        "return q * np.exp(n_arr * math.log1p(-q))",
+        ("tests/test_lengths.py",),
+        ("setting", "threshold", "failures"),
+    ),
+    M(
+        "geometric-pmf-q-swapped",
+        "q and 1 - q swapped in the geometric pmf",
+        "lagtheory/lengths.py",
+        "return q * np.exp((n_arr - 1) * math.log1p(-q))",
+        "return (1 - q) * np.exp((n_arr - 1) * math.log(q))",
+        ("tests/test_lengths.py",),
+        ("setting", "representation"),
+    ),
+    M(
+        "geometric-tail-mass-exponent",
+        "a tail bound below the tail: (1 - q)^(N + 1) for P(n > N) = (1 - q)^N",
+        "lagtheory/lengths.py",
+        "return math.exp(N * math.log1p(-self.success))",
+        "return math.exp((N + 1) * math.log1p(-self.success))",
+        ("tests/test_lengths.py",),
+        ("setting",),
+    ),
+    M(
+        "geometric-log-tail-drops-term",
+        "the log-moment tail bound of the geometric law without its 1/(N q) term",
+        "lagtheory/lengths.py",
+        "return self.tail_mass_bound(N) * (math.log(N) + 1.0 / (N * self.success))",
+        "return self.tail_mass_bound(N) * math.log(N)",
+        ("tests/test_lengths.py",),
+        ("setting",),
+    ),
+    M(
+        "power-law-tail-constant",
+        "a tail-bound constant: N^(1-s) / (s zeta(s)) instead of N^(1-s) / ((s - 1) zeta(s))",
+        "lagtheory/lengths.py",
+        "return N ** (1 - s) / ((s - 1) * self.normaliser)",
+        "return N ** (1 - s) / (s * self.normaliser)",
+        ("tests/test_lengths.py",),
+        ("setting",),
+    ),
+    M(
+        "truncation-drops-log-moment",
+        "the truncation rule forgets its log-moment condition E[log n; n > N] <= log_tol",
+        "lagtheory/lengths.py",
+        "return self.tail_mass_bound(N) <= mass_tol and self.tail_log_moment_bound(N) <= log_tol",
+        "return self.tail_mass_bound(N) <= mass_tol",
+        ("tests/test_lengths.py", "tests/test_population.py"),
+        ("setting", "representation"),
+    ),
+    M(
+        "truncation-log-factor",
+        "the attention-gradient factor of the truncation rule |w| / 400 instead of |w| / 4",
+        "lagtheory/population.py",
+        "log_factor = prior * abs(u[1] - u[0]) / 4.0",
+        "log_factor = prior * abs(u[1] - u[0]) / 400.0",
+        ("tests/test_population.py",),
+        ("setting", "representation"),
+    ),
+    # count distributions
+    M(
+        "uniform-count-off-by-one",
+        "kappa(k | n) = 1/(n + 1) instead of 1/n for k uniform on 1..n",
+        "lagtheory/counts.py",
+        "return n, k, 1.0 / n",
+        "return n, k, 1.0 / (n + 1)",
+        ("tests/test_population.py",),
+        ("representation", "generalisations"),
+    ),
+    M(
+        "binomial-count-unconditioned",
+        "the binomial count law not conditioned on k >= 1",
+        "lagtheory/counts.py",
+        "weight = np.exp(binom.logpmf(k, n, self.q) - np.log(-np.expm1(log_no_b)))",
+        "weight = np.exp(binom.logpmf(k, n, self.q))",
+        ("tests/test_population.py",),
+        ("setting", "generalisations"),
+    ),
+    # population loss and gradients
+    M(
+        "population-prior-swapped",
+        "prior and 1 - prior swapped in dL/du_a",
+        "lagtheory/population.py",
+        "grad_ua = (1 - prior) * float(expit(u[0])) - prior * float(weight @ (miss * q))",
+        "grad_ua = prior * float(expit(u[0])) - (1 - prior) * float(weight @ (miss * q))",
+        ("tests/test_population.py",),
+        ("representation", "three_phase"),
+    ),
+    M(
+        "population-miss-sign",
+        "sigma(f) instead of sigma(-f) in the gradients (a sign)",
+        "lagtheory/population.py",
+        "miss = expit(-f)",
+        "miss = expit(f)",
+        ("tests/test_population.py",),
+        ("representation", "three_phase"),
+    ),
+    M(
+        "population-factor-2",
+        "the factor 2: grad_theta = (-dL/dt, dL/dt) / 2",
+        "lagtheory/population.py",
+        "grad_theta=np.array([-grad_t, grad_t]) + 0.0",
+        "grad_theta=np.array([-grad_t, grad_t]) / 2 + 0.0",
+        ("tests/test_population.py",),
+        ("three_phase", "failures"),
+    ),
+    M(
+        "population-drops-w",
+        "the attention gradient without its factor w = u_b - u_a",
+        "lagtheory/population.py",
+        "grad_t = -prior * w * float(weight @ (miss * pooled_weight_dt(n, k, t, scaling)))",
+        "grad_t = -prior * float(weight @ (miss * pooled_weight_dt(n, k, t, scaling)))",
+        ("tests/test_population.py",),
+        ("representation", "failures"),
+    ),
+    # exact recognition
+    M(
+        "recognition-zero-positive-is-right",
+        "> for >=: a positive with f = 0 counts as right",
+        "lagtheory/exact_recognition.py",
+        "if positive_margin <= 0:\n            # f(n, 1)",
+        "if positive_margin < 0:\n            # f(n, 1)",
+        ("tests/test_evaluation.py",),
+        ("setting", "threshold"),
+    ),
+    M(
+        "recognition-zero-negative-is-right",
+        "> for >=: u_a = 0 leaves the negatives right",
+        "lagtheory/exact_recognition.py",
+        "if negative_margin <= 0:",
+        "if negative_margin < 0:",
+        ("tests/test_evaluation.py",),
+        ("setting", "threshold"),
+    ),
+    M(
+        "worst-length-floor-only",
+        "the worst length n* taken as floor(t/(t - 1)) only (wrong at t = 1.22, where n* = 6)",
+        "lagtheory/exact_recognition.py",
+        "candidates = {max(1, math.floor(peak)), math.ceil(peak)}",
+        "candidates = {max(1, math.floor(peak))}",
+        ("tests/test_evaluation.py",),
+        ("threshold", "three_phase"),
+    ),
+    M(
+        "worst-length-peak",
+        "the worst length near 1/(t - 1) instead of t/(t - 1)",
+        "lagtheory/exact_recognition.py",
+        "peak = t / (t - 1)",
+        "peak = 1 / (t - 1)",
+        ("tests/test_evaluation.py",),
+        ("threshold", "three_phase"),
+    ),
+    M(
+        "horizon-at-t0-floor",
+        "the horizon at t = 0 as floor(R) + 1 instead of ceil(R) (differs at exact ties)",
+        "lagtheory/exact_recognition.py",
+        "return max(0, math.ceil(Fraction(float(u[1])) / Fraction(float(-u[0]))))",
+        "return max(0, math.floor(Fraction(float(u[1])) / Fraction(float(-u[0]))) + 1)",
+        ("tests/test_evaluation.py",),
+        ("threshold", "failures"),
+    ),
+    # star-freeness
+    M(
+        "aperiodicity-index-off-by-one",
+        "the aperiodicity index reported one too large",
+        "lagtheory/star_free.py",
+        "index = max(index, start)",
+        "index = max(index, start + 1)",
+        ("tests/test_languages.py",),
+        ("setting",),
+    ),
+    M(
+        "star-free-period-two-missed",
+        "period 2 not counted as a group (period > 2 instead of > 1)",
+        "lagtheory/star_free.py",
+        "if period > 1:",
+        "if period > 2:",
+        ("tests/test_languages.py",),
+        ("setting",),
+    ),
+    # the torch model
+    M(
+        "ffn-symmetric-init-unpaired",
+        "the symmetric ReLU initialisation with equal instead of opposite output weights",
+        "lagtheory/model.py",
+        "torch.tensor([1.0, -1.0], dtype=torch.float64)",
+        "torch.tensor([1.0, 1.0], dtype=torch.float64)",
+        ("tests/test_model.py",),
+        ("failures", "generalisations"),
+    ),
+    M(
+        "ffn-symmetric-pairs-misaligned",
+        "the symmetric ReLU initialisation copies the rows of V into the wrong neurons (pairs misaligned)",
+        "lagtheory/model.py",
+        "model.V.copy_(normal(pairs, model.vocab_size).repeat_interleave(2, dim=0))",
+        "model.V.copy_(normal(pairs, model.vocab_size).repeat(2, 1))",
+        ("tests/test_model.py",),
+        ("generalisations", "failures"),
+    ),
+    M(
+        "model-length-off-by-one",
+        "the torch model scales the scores by log(n + 1) instead of log n",
+        "lagtheory/model.py",
+        'return torch.log(lengths) if scaling == "log" else torch.ones_like(lengths)',
+        'return torch.log(lengths + 1) if scaling == "log" else torch.ones_like(lengths)',
+        ("tests/test_model.py",),
+        ("representation", "failures"),
+    ),
+    # closed forms of the first steps
+    M(
+        "attention-factor-drops-log-n",
+        "G(u) without the factor log n",
+        "lagtheory/attention_step.py",
+        "spread = weight * np.log(n) * ratio * (1 - ratio)",
+        "spread = weight * ratio * (1 - ratio)",
+        ("tests/test_attention_step.py",),
+        ("three_phase", "failures", "generalisations"),
+    ),
+    M(
+        "phase-one-output-factor",
+        "u^(1)_b = eta1 prior m instead of eta1 prior m / 2",
+        "lagtheory/attention_step.py",
+        "return -eta1 * np.array([0.5 - prior + prior * m / 2, -prior * m / 2])",
+        "return -eta1 * np.array([0.5 - prior + prior * m / 2, -prior * m])",
+        ("tests/test_attention_step.py",),
+        ("three_phase",),
+    ),
+    M(
+        "first-marker-shares-swapped",
+        "G_F with the shares j/(n - 1) and 1 - j/(n - 1) swapped",
+        "lagtheory/attention_step.py",
+        "bracket = expit(-(c + w * (1 + j) / n)) * (1 - share) + expit(c + w * j / n) * share",
+        "bracket = expit(-(c + w * (1 + j) / n)) * share + expit(c + w * j / n) * (1 - share)",
+        ("tests/test_attention_step.py",),
+        ("generalisations",),
+    ),
+    M(
+        "count-table-negative-weight",
+        "the torch population table weighs the negatives by prior instead of 1 - prior",
+        "lagtheory/count_table.py",
+        "weights = np.r_[prior * weight_arr, 1.0 - prior]",
+        "weights = np.r_[prior * weight_arr, prior]",
+        ("tests/test_count_table.py",),
+        ("representation", "failures"),
+    ),
+    # schedules and sampling
+    M(
+        "three-phase-order",
+        "the three-phase schedule with the attention step first",
+        "lagtheory/schedules.py",
+        "return [Phase(1, 0.0, eta1), Phase(1, eta2, 0.0), Phase(steps3, 0.0, lr3)]",
+        "return [Phase(1, eta2, 0.0), Phase(1, 0.0, eta1), Phase(steps3, 0.0, lr3)]",
+        ("tests/test_schedules.py",),
+        ("three_phase",),
+    ),
+    M(
+        "sampled-length-off-by-one",
+        "the sampler draws geometric lengths one too long",
+        "lagtheory/sampled.py",
+        "return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)",
+        "return 2 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)",
+        ("tests/test_sampled.py",),
+        ("three_phase",),
+    ),
+)
+
+
+@dataclass
+class Outcome:
+    """What caught one mutation: the first failing unit test, and per chapter the failing cell."""
+
+    mutation: Mutation
+    unit_test: str | None = None
+    chapters: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+RUN_CELLS = r"""
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+path, directory = sys.argv[1], sys.argv[2]
+notebook = nbformat.read(path, as_version=4)
+client = NotebookClient(notebook, timeout=1800, kernel_name="python3", resources={"metadata": {"path": directory}})
+result = {"cell": None}
+with client.setup_kernel():
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            client.execute_cell(cell, index)
+        except CellExecutionError as error:
+            first_line = cell.source.splitlines()[0] if cell.source else ""
+            result = {"cell": index, "label": first_line, "error": f"{error.ename}: {error.evalue}"[:160]}
+            break
+print("RESULT " + json.dumps(result))
+"""
+
+
+def scratch_copy() -> Path:
+    """The committed tree (HEAD) in a new temporary directory."""
+    scratch = Path(tempfile.mkdtemp(prefix="mutation-catalogue-"))
+    archive = subprocess.run(["git", "-C", str(REPOSITORY), "archive", "HEAD"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+    return scratch
+
+
+def environment(scratch: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(scratch)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONHASHSEED"] = "0"
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def unit_test_files(scratch: Path, first: tuple[str, ...]) -> list[str]:
+    rest = sorted(
+        str(path.relative_to(scratch))
+        for path in (scratch / "tests").glob("test_*.py")
+        if path.name not in NOT_MATHEMATICS and str(path.relative_to(scratch)) not in first
+    )
+    return [*first, *rest]
+
+
+def first_failing_test(scratch: Path, files: list[str]) -> str | None:
+    """Run pytest -x over ``files`` in order; the id of the first failing test, or None."""
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-p", "no:cacheprovider", *files]
+    completed = subprocess.run(command, cwd=scratch, env=environment(scratch), capture_output=True, text=True)
+    if completed.returncode == 0:
+        return None
+    match = re.search(r"^(?:FAILED|ERROR) (\S+)", completed.stdout, flags=re.MULTILINE)
+    return match.group(1) if match else f"pytest exit {completed.returncode}"
+
+
+def failing_cell(scratch: Path, chapter: str) -> dict:
+    """Execute book/<chapter>.ipynb cell by cell; the first cell that raises, or {"cell": None}."""
+    command = [sys.executable, "-c", RUN_CELLS, str(scratch / "book" / f"{chapter}.ipynb"), str(scratch / "book")]
+    completed = subprocess.run(command, cwd=scratch, env=environment(scratch), capture_output=True, text=True)
+    for line in completed.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    raise RuntimeError(f"could not run {chapter}: {completed.stderr[-2000:]}")
+
+
+def describe_cell(result: dict) -> str:
+    label = result["label"].removeprefix("# ").strip()
+    label = label if label.startswith("check[") else "a cell that is not a check"
+    return f"cell {result['cell']} ({label})"
+
+
+def apply(scratch: Path, mutation: Mutation) -> str:
+    """Apply the mutation in the scratch copy; return the original text of the file."""
+    target = scratch / mutation.path
+    original = target.read_text()
+    if original.count(mutation.old) != 1:
+        raise RuntimeError(
+            f"{mutation.name}: the text to mutate occurs {original.count(mutation.old)} times in {mutation.path}"
+        )
+    target.write_text(original.replace(mutation.old, mutation.new))
+    return original
+
+
+def measure(scratch: Path, mutation: Mutation, all_chapters: bool, skip_chapters: bool = False) -> Outcome:
+    outcome = Outcome(mutation)
+    start = time.monotonic()
+    original = apply(scratch, mutation)
+    try:
+        outcome.unit_test = first_failing_test(scratch, unit_test_files(scratch, mutation.tests))
+        for chapter in mutation.chapters:
+            if skip_chapters:
+                outcome.chapters[chapter] = "not run"
+                continue
+            if not all_chapters and any(value.startswith("cell") for value in outcome.chapters.values()):
+                outcome.chapters[chapter] = "not run"
+                continue
+            result = failing_cell(scratch, chapter)
+            outcome.chapters[chapter] = "missed" if result["cell"] is None else describe_cell(result)
+    finally:
+        (scratch / mutation.path).write_text(original)
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def check_baseline(scratch: Path, chapters: list[str]) -> None:
+    """The unmutated copy must pass everything the catalogue runs, importing the package from the copy."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import lagtheory; print(lagtheory.__file__)"],
+        cwd=scratch / "book",
+        env=environment(scratch),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if not Path(where).resolve().is_relative_to(scratch.resolve()):
+        raise SystemExit(f"baseline: lagtheory is imported from {where}, not from the scratch copy {scratch}")
+    failing = first_failing_test(scratch, unit_test_files(scratch, ()))
+    if failing is not None:
+        raise SystemExit(f"baseline: the unit test {failing} fails without any mutation")
+    for chapter in chapters:
+        result = failing_cell(scratch, chapter)
+        if result["cell"] is not None:
+            raise SystemExit(
+                f"baseline: {chapter} fails without any mutation at {describe_cell(result)}: {result['error']}"
+            )
+        print(f"baseline: {chapter} passes", flush=True)
+
+
+def table(outcomes: list[Outcome], commit: str, command: str) -> str:
+    caught_by_tests = sum(outcome.unit_test is not None for outcome in outcomes)
+    caught_by_chapters = sum(any(v.startswith("cell") for v in outcome.chapters.values()) for outcome in outcomes)
+    survivors = [
+        o.mutation.name
+        for o in outcomes
+        if o.unit_test is None or not any(v.startswith("cell") for v in o.chapters.values())
+    ]
+    lines = [
+        f"Measured on commit `{commit}` with `{command}`: {len(outcomes)} mutations; "
+        f"caught by a unit test: {caught_by_tests}; caught by a chapter: {caught_by_chapters}; "
+        f"survivors (missed by the unit tests or by every chapter): {len(survivors)}"
+        + (f" ({', '.join(survivors)})." if survivors else "."),
+        "",
+        "| mutation | what it changes | first unit test that fails | chapters (first cell that fails) |",
+        "| --- | --- | --- | --- |",
+    ]
+    for outcome in outcomes:
+        chapters = "; ".join(f"{name}: {result}" for name, result in outcome.chapters.items())
+        unit = f"`{outcome.unit_test}`" if outcome.unit_test else "**none**"
+        what = outcome.mutation.what.replace("|", "\\|")
+        lines.append(f"| `{outcome.mutation.name}` | {what} | {unit} | {chapters} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutations")
+    parser.add_argument(
+        "--all-chapters", action="store_true", help="run every listed chapter, not only up to the first catch"
+    )
+    parser.add_argument("--skip-chapters", action="store_true", help="unit tests only (a quick first look)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run (faster, less safe)")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument(
+        "--output", type=Path, help=f"where the table goes (default {TABLE}; with --only, nowhere unless given)"
+    )
+    arguments = parser.parse_args()
+    if arguments.list:
+        for mutation in MUTATIONS:
+            print(f"{mutation.name:38} {mutation.path:32} {', '.join(mutation.chapters)}")
+        return
+    chosen = [m for m in MUTATIONS if not arguments.only or m.name in arguments.only]
+    unknown = set(arguments.only or ()) - {m.name for m in MUTATIONS}
+    if unknown:
+        raise SystemExit(f"unknown mutations: {sorted(unknown)}")
+    commit = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    command = " ".join(["python", "tests/mutation_catalogue.py", *sys.argv[1:]])
+    scratch = scratch_copy()
+    try:
+        if not arguments.no_baseline:
+            chapters = [] if arguments.skip_chapters else sorted({chapter for m in chosen for chapter in m.chapters})
+            check_baseline(scratch, chapters)
+        outcomes = []
+        for mutation in chosen:
+            outcome = measure(scratch, mutation, arguments.all_chapters, arguments.skip_chapters)
+            outcomes.append(outcome)
+            print(
+                f"{mutation.name}: unit test {outcome.unit_test}; {outcome.chapters} ({outcome.seconds:.0f} s)",
+                flush=True,
+            )
+        output = arguments.output or (None if arguments.only or arguments.skip_chapters else TABLE)
+        if output is None:
+            print(table(outcomes, commit, command))
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(table(outcomes, commit, command))
+            print(f"table written to {output}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""The tail expansion of the population sums over power-law lengths (book thm-tail-expansion):
+its error against brute-force sums (tight where the brute force is complete, loose where it
+is not), against mpmath's Euler-Maclaurin summation at tol 1e-12, and its proven bound."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from lagtheory import BinomialCount, OneB, PowerLaw, UniformCount, population
+from lagtheory.heavy_tail import string_bounds, tail_expansion
+
+
+def brute_expectations(law, counts, t, u_a, u_b, first, last, log_scaled=True):
+    """sum_{first <= n <= last} pi(n) sum_k kappa(k | n) (loss, d/du_a, d/du_b, d/dt terms), written
+    out from the definitions with the pooled weight p = k n^t / (k n^t + n - k) (eq-pooled-weight)."""
+    total = np.zeros(4)
+    for start in range(first, last + 1, 500):
+        n_values = np.arange(start, min(start + 500, last + 1))
+        n, k, kappa = counts.table(n_values)
+        score = n**t if log_scaled else math.exp(t)
+        p = k * score / (k * score + n - k)
+        f = u_a + (u_b - u_a) * p
+        miss = 1 / (1 + np.exp(f))
+        scale = np.log(n) if log_scaled else 1.0
+        terms = np.stack([np.log1p(np.exp(-f)), miss * (1 - p), miss * p, miss * p * (1 - p) * scale])
+        total += terms @ (n**-law.exponent / law.normaliser * kappa)
+    return total
+
+
+COUNT_LAWS = [OneB(), UniformCount(), BinomialCount(0.3)]
+POINTS = [(1.2, -1.0, 2.0), (0.3, 0.5, -0.4), (-0.7, -2.0, 3.0), (2.5, 1.0, 9.0)]
+
+
+@pytest.mark.parametrize("counts", COUNT_LAWS, ids=repr)
+@pytest.mark.parametrize("t,u_a,u_b", POINTS)
+@pytest.mark.parametrize("log_scaled", [True, False])
+def test_tail_within_its_bound_where_brute_force_is_complete(counts, t, u_a, u_b, log_scaled):
+    # s = 6: beyond n = 3000 the power law has mass < 1e-18, so the brute-force tail is exact
+    law = PowerLaw(6.0)
+    expansion = tail_expansion(law, counts, t, u_a, u_b, log_scaled, 1e-14, 1e-14)
+    assert expansion is not None
+    brute = brute_expectations(law, counts, t, u_a, u_b, expansion.exact_length + 1, 3000, log_scaled)
+    error = np.abs(expansion.tail - brute)
+    assert np.all(error <= expansion.bound + 1e-17), (error, expansion.bound)
+    budget = string_bounds(u_a, u_b) * np.array([1e-14, 1e-14, 1e-14, 1.0]) + np.array([0, 0, 0, 1e-14])
+    assert np.all(expansion.bound <= budget * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("counts", COUNT_LAWS, ids=repr)
+def test_population_at_1e12_against_brute_force_up_to_3000(counts):
+    # the brute force misses n > 3000, at most P(n > 3000) times the per-string bound
+    law = PowerLaw(3.0)
+    theta, u = (0.0, 1.2), (-1.0, 2.0)
+    result = population(theta, u, law, positives=counts, tol=1e-12)
+    assert result.tail == "expanded"
+    brute = brute_expectations(law, counts, 1.2, -1.0, 2.0, 1, 3000)
+    missed = string_bounds(-1.0, 2.0) * law.tail_mass_bound(3000)
+    missed[3] = law.tail_log_moment_bound(3000)
+    loss = 0.5 * math.log1p(math.e**-1.0) + 0.5 * brute[0]
+    grad_t = -0.5 * 3.0 * brute[3]
+    assert abs(result.loss - loss) <= 0.5 * missed[0] + 1e-12
+    assert abs(result.grad_theta[1] - grad_t) <= 0.5 * 3.0 * missed[3] + 1e-12
+    assert abs(result.grad_u[0] - (0.5 / (1 + math.e) - 0.5 * brute[1])) <= 0.5 * missed[1] + 1e-12
+    assert abs(result.grad_u[1] + 0.5 * brute[2]) <= 0.5 * missed[2] + 1e-12
+
+
+def mpmath_one_b(theta, u, s, prior):
+    """Loss and gradients for one b by mpmath (30 digits): the lengths below 200 summed, the rest
+    by mpmath's Euler-Maclaurin summation of the analytic per-length term."""
+    mpmath.mp.dps = 30
+    t = mpmath.mpf(theta[1]) - theta[0]
+    u_a, u_b = mpmath.mpf(u[0]), mpmath.mpf(u[1])
+    zeta = mpmath.zeta(s)
+
+    def term(n, i):
+        p = 1 / (1 + (n - 1) * mpmath.power(n, -t))
+        f = u_a + (u_b - u_a) * p
+        miss = 1 / (1 + mpmath.exp(f))
+        value = [mpmath.log(1 + mpmath.exp(-f)), miss * (1 - p), miss * p, miss * p * (1 - p) * mpmath.log(n)][i]
+        return value * mpmath.power(n, -s) / zeta
+
+    expected = []
+    for i in range(4):
+        head = mpmath.fsum(term(mpmath.mpf(n), i) for n in range(1, 200))
+        expected.append(head + mpmath.nsum(lambda n, i=i: term(n, i), [200, mpmath.inf], method="euler-maclaurin"))
+    loss = (1 - prior) * mpmath.log(1 + mpmath.exp(u_a)) + prior * expected[0]
+    grad_t = -prior * (u_b - u_a) * expected[3]
+    grad_ua = (1 - prior) / (1 + mpmath.exp(-u_a)) - prior * expected[1]
+    return np.array([float(loss), float(grad_t), float(grad_ua), float(-prior * expected[2])])
+
+
+@pytest.mark.parametrize("s,theta,u,prior", [(3.0, (0.0, 1.2), (-1.0, 2.0), 0.5), (2.5, (0.4, -0.3), (0.5, -1.5), 0.3)])
+def test_population_at_1e12_against_mpmath(s, theta, u, prior):
+    result = population(theta, u, PowerLaw(s), tol=1e-12, prior=prior)
+    assert result.tail == "expanded"
+    got = np.array([result.loss, result.grad_theta[1], result.grad_u[0], result.grad_u[1]])
+    assert np.all(np.abs(got - mpmath_one_b(theta, u, s, prior)) <= 1e-12 + 1e-15)
+
+
+def test_exact_sum_kept_where_it_is_short():
+    # the expansion only replaces sums over more than 2e5 strings
+    result = population((0.0, 1.2), (-1.0, 2.0), PowerLaw(4.0), tol=1e-12)
+    assert result.tail == "bounded" and result.truncation_length == 10342
+
+
+def test_too_heavy_a_tail_is_refused_clearly():
+    with pytest.raises(ValueError, match="tol too small"):
+        population((0.0, 0.0), (0.0, 1.0), PowerLaw(1.02), positives="uniform", tol=1e-12)
+
+
+@pytest.mark.parametrize("counts", ["one-b", "uniform", BinomialCount(0.3)], ids=repr)
+def test_expanded_and_bounded_tails_agree_within_tol(counts):
+    # PowerLaw(4) at 1e-8: term by term visits at most 2e5 strings ("auto" keeps it), expanded on request
+    theta, u = (0.2, 1.1), (-0.5, 1.5)
+    bounded = population(theta, u, PowerLaw(4.0), positives=counts, tol=1e-8)
+    expanded = population(theta, u, PowerLaw(4.0), positives=counts, tol=1e-8, tail="expanded")
+    assert bounded.tail == "bounded" and expanded.tail == "expanded"
+    assert abs(bounded.loss - expanded.loss) <= 2e-8
+    assert np.all(np.abs(bounded.grad_theta - expanded.grad_theta) <= 2e-8)
+    assert np.all(np.abs(bounded.grad_u - expanded.grad_u) <= 2e-8)
