@@ -48,11 +48,28 @@ def prompt(inputs: list[list[float]], labels: list[float], query: list[float]) -
 
 
 def model_with(key_query: list[list[float]], value: list[float]) -> I.LinearSelfAttention:
-    model = I.LinearSelfAttention(len(value) - 1)
-    with torch.no_grad():
-        model.key_query.copy_(torch.tensor(key_query, dtype=torch.float64))
-        model.value.copy_(torch.tensor(value, dtype=torch.float64))
-    return model
+    return I.LinearSelfAttention.with_parameters(key_query, value)
+
+
+@pytest.mark.parametrize(
+    ("key_query", "value", "named"),
+    [
+        ([[1.0], [0.0]], [1.0], "value"),
+        ([[1.0]], [1.0, 0.0], "key_query"),
+        ([[1.0, 0.0], [0.0, 1.0]], [1.0, 0.0], "key_query"),
+    ],
+)
+def test_with_parameters_refuses_shapes_that_do_not_fit(key_query, value, named) -> None:
+    with pytest.raises(ValueError, match=named):
+        I.LinearSelfAttention.with_parameters(key_query, value)
+
+
+def test_with_parameters_copies_the_parameters() -> None:
+    key_query = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    model = I.LinearSelfAttention.with_parameters(key_query, [7.0, 8.0, 9.0])
+    key_query[0, 0] = -1.0  # the layer holds a copy
+    assert model.key_query.tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]] and model.value.tolist() == [7.0, 8.0, 9.0]
+    assert model.key_query.dtype == torch.float64 and model.dim == 2
 
 
 # -- data ------------------------------------------------------------------

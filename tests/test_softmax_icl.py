@@ -20,11 +20,7 @@ from lagtheory.experiments import softmax_icl as S
 
 
 def _model(key_query, value) -> S.SoftmaxSelfAttention:
-    model = S.SoftmaxSelfAttention(len(value) - 1)
-    with torch.no_grad():
-        model.key_query.copy_(torch.as_tensor(key_query, dtype=torch.float64))
-        model.value.copy_(torch.as_tensor(value, dtype=torch.float64))
-    return model
+    return S.SoftmaxSelfAttention.with_parameters(key_query, value)
 
 
 def test_forward_matches_hand_computation_in_dimension_one() -> None:

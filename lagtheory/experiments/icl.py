@@ -37,8 +37,9 @@ through the shared driver
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar, Self
 
 import numpy as np
 import torch
@@ -166,14 +167,14 @@ def effective_matrix(key_query: ArrayLike, value: ArrayLike) -> NDArray[np.float
     return value[..., -1, None, None] * key_query[..., :-1, :] + value[..., :-1, None] * key_query[..., -1, None, :]
 
 
-class LinearSelfAttention(torch.nn.Module):
-    """``y_hat = (1/m) sum_i <w, z_i> <z_i, K x_q>`` (module docstring) for one model (the engine
-    trains many at once through :func:`predict`).
+class PromptAttentionLayer(torch.nn.Module):
+    """One attention layer over a prompt, for one set of parameters (the engine trains many at once
+    through the module's ``predict``): ``key_query`` K (D+1, D), the attention group, and ``value`` w
+    (D+1,), the output group, both float64 and zero at construction; the last entry of ``value`` and
+    the last row of ``key_query`` act on the labels. A subclass names its ``prediction``
+    (key_query, value, batch) -> y_hat."""
 
-    Parameters (float64, zero at construction): ``key_query`` K (D+1, D), the
-    attention group, and ``value`` w (D+1,), the output group; the last entry
-    of ``value`` and the last row of ``key_query`` act on the labels.
-    """
+    prediction: ClassVar[Callable[[torch.Tensor, torch.Tensor, PromptBatch], torch.Tensor]]
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -181,13 +182,38 @@ class LinearSelfAttention(torch.nn.Module):
         self.key_query = torch.nn.Parameter(torch.zeros(dim + 1, dim, dtype=torch.float64))
         self.value = torch.nn.Parameter(torch.zeros(dim + 1, dtype=torch.float64))
 
+    @classmethod
+    def with_parameters(cls, key_query: ArrayLike, value: ArrayLike) -> Self:
+        """A layer whose parameters are copies (float64) of ``key_query`` K (D+1, D) and ``value`` w (D+1,)."""
+        value_array = np.asarray(value, dtype=np.float64)
+        if value_array.ndim != 1 or value_array.shape[0] < 2:
+            raise ValueError(f"value must be a vector of length D + 1 >= 2, got shape {value_array.shape}")
+        dim = value_array.shape[0] - 1
+        key_query_array = np.asarray(key_query, dtype=np.float64)
+        if key_query_array.shape != (dim + 1, dim):
+            raise ValueError(
+                f"key_query must have shape (D + 1, D) = {(dim + 1, dim)} for a value of length {dim + 1}, "
+                f"got {key_query_array.shape}"
+            )
+        layer = cls(dim)
+        with torch.no_grad():
+            layer.key_query.copy_(torch.from_numpy(key_query_array))
+            layer.value.copy_(torch.from_numpy(value_array))
+        return layer
+
     def forward(self, batch: PromptBatch) -> torch.Tensor:
         """The prediction ``y_hat`` of each prompt, shape (B,)."""
         if not isinstance(batch, PromptBatch):
             raise TypeError(f"batch must be a PromptBatch, got {type(batch).__name__}")
         if batch.inputs.shape[-1] != self.dim:
             raise ValueError(f"batch inputs must have dimension {self.dim}, got {batch.inputs.shape[-1]}")
-        return predict(self.key_query, self.value, batch)
+        return self.prediction(self.key_query, self.value, batch)
+
+
+class LinearSelfAttention(PromptAttentionLayer):
+    """``y_hat = (1/m) sum_i <w, z_i> <z_i, K x_q>`` (module docstring, :func:`predict`)."""
+
+    prediction = staticmethod(predict)
 
     def effective_matrix(self) -> NDArray[np.float64]:
         """:func:`effective_matrix` of this model (D, D)."""
@@ -271,37 +297,26 @@ ICL_TRAINING = TrainingConfig(
 (small enough for one-step's output phase to stay stable), K and w i.i.d. N(0, 0.1^2)."""
 
 
-class ICLTask(SequenceRegression):
-    """In-context linear regression as an engine task: parameters ``value`` w (output group) and
-    ``key_query`` K (attention group); the preset K is ``(eta* I; 0)`` with eta* the
-    :func:`optimal_step` of the training context sizes (with w = e_(D+1) it predicts like one
-    step of gradient descent with eta*)."""
+class PromptRegressionTask(SequenceRegression):
+    """In-context regression read by a :class:`PromptAttentionLayer`, as an engine task: parameters
+    ``value`` w (output group) and ``key_query`` K (attention group), target y_q. A subclass names its
+    ``prediction`` and whether its prompts carry the moments ``C`` (``moments``)."""
 
-    name = "in-context linear regression"
-
-    def __init__(self, setting: ICLSetting = ICL_SETTING) -> None:
-        if not isinstance(setting, ICLSetting):
-            raise TypeError(f"setting must be an ICLSetting, got {type(setting).__name__}")
-        self.setting = setting
+    prediction: ClassVar[Callable[[torch.Tensor, torch.Tensor, PromptBatch], torch.Tensor]]
+    moments: ClassVar[bool]
+    setting: ICLSetting
 
     def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
         d = self.setting.dim
         return {"value": ((d + 1,), "output"), "key_query": ((d + 1, d), "attention")}
 
-    def preset_attention(self) -> Mapping[str, torch.Tensor]:
-        d = self.setting.dim
-        eta = optimal_step(d, self.setting.train_min, self.setting.train_max)
-        return {
-            "key_query": torch.cat([eta * torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])
-        }
-
     def sample(
         self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int
     ) -> PromptBatch:
-        return sample_prompts(rng, batch_size, min_size, max_size, self.setting.dim)
+        return sample_prompts(rng, batch_size, min_size, max_size, self.setting.dim, moments=self.moments)
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: PromptBatch) -> torch.Tensor:
-        return predict(params["key_query"], params["value"], batch)
+        return self.prediction(params["key_query"], params["value"], batch)
 
     def target(self, batch: PromptBatch) -> torch.Tensor:
         return batch.query_label
@@ -311,3 +326,25 @@ class ICLTask(SequenceRegression):
         key_query = params["key_query"]
         trace = torch.diagonal(key_query[..., :-1, :], dim1=-2, dim2=-1).mean(dim=-1)
         return {"label_value": params["value"][..., -1], "key_query_trace": trace}
+
+
+class ICLTask(PromptRegressionTask):
+    """In-context linear regression read by the linear layer (:func:`predict`); the preset K is
+    ``(eta* I; 0)`` with eta* the :func:`optimal_step` of the training context sizes (with
+    w = e_(D+1) it predicts like one step of gradient descent with eta*)."""
+
+    name = "in-context linear regression"
+    prediction = staticmethod(predict)
+    moments = True
+
+    def __init__(self, setting: ICLSetting = ICL_SETTING) -> None:
+        if type(setting) is not ICLSetting:
+            raise TypeError(f"setting must be an ICLSetting, got {type(setting).__name__}")
+        self.setting = setting
+
+    def preset_attention(self) -> Mapping[str, torch.Tensor]:
+        d = self.setting.dim
+        eta = optimal_step(d, self.setting.train_min, self.setting.train_max)
+        return {
+            "key_query": torch.cat([eta * torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])
+        }

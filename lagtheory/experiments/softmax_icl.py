@@ -30,13 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from lagtheory._validation import check_integer
-
-from .icl import PromptBatch, sample_prompts
-from .sequence_tasks import SequenceRegression, SequenceSetting, seed_einsum
+from .icl import ICLSetting, PromptAttentionLayer, PromptBatch, PromptRegressionTask
+from .sequence_tasks import seed_einsum
 
 
 def attention_weights(key_query: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
@@ -57,69 +54,32 @@ def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) ->
     return (attention_weights(key_query, batch) * read).sum(dim=-1)
 
 
-class SoftmaxSelfAttention(torch.nn.Module):
-    """The model of the module docstring for one set of parameters (the engine trains many at once
-    through :func:`predict`): ``key_query`` K (D+1, D), the attention group, and ``value`` w (D+1,),
-    the output group, both zero at construction."""
+class SoftmaxSelfAttention(PromptAttentionLayer):
+    """The model of the module docstring (:func:`predict`) for one set of parameters."""
 
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.dim = check_integer(dim, "dim", minimum=1)
-        self.key_query = torch.nn.Parameter(torch.zeros(dim + 1, dim, dtype=torch.float64))
-        self.value = torch.nn.Parameter(torch.zeros(dim + 1, dtype=torch.float64))
-
-    def forward(self, batch: PromptBatch) -> torch.Tensor:
-        """The prediction ``y_hat`` of each prompt, shape (B,)."""
-        if not isinstance(batch, PromptBatch):
-            raise TypeError(f"batch must be a PromptBatch, got {type(batch).__name__}")
-        if batch.inputs.shape[-1] != self.dim:
-            raise ValueError(f"batch inputs must have dimension {self.dim}, got {batch.inputs.shape[-1]}")
-        return predict(self.key_query, self.value, batch)
+    prediction = staticmethod(predict)
 
 
 @dataclass(frozen=True)
-class SoftmaxICLSetting(SequenceSetting):
-    """The data of the task: input dimension ``dim`` D; the sizes are context sizes m."""
+class SoftmaxICLSetting(ICLSetting):
+    """The data of the task: input dimension ``dim`` D (3 unless said); the sizes are context sizes m."""
 
     dim: int = 3
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_integer(self.dim, "dim", 1)
 
-
-class SoftmaxICLTask(SequenceRegression):
-    """In-context linear regression with softmax attention as an engine task: parameters ``value`` w
-    (output group) and ``key_query`` K (attention group); the preset K is (I_D; 0) (module docstring)."""
+class SoftmaxICLTask(PromptRegressionTask):
+    """In-context linear regression read by softmax attention as an engine task; the preset K is
+    (I_D; 0) (module docstring). Its prompts carry no moments (the softmax reads the pairs)."""
 
     name = "in-context linear regression, softmax attention"
+    prediction = staticmethod(predict)
+    moments = False
 
     def __init__(self, setting: SoftmaxICLSetting) -> None:
         if not isinstance(setting, SoftmaxICLSetting):
             raise TypeError(f"setting must be a SoftmaxICLSetting, got {type(setting).__name__}")
         self.setting = setting
 
-    def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
-        d = self.setting.dim
-        return {"value": ((d + 1,), "output"), "key_query": ((d + 1, d), "attention")}
-
     def preset_attention(self) -> Mapping[str, torch.Tensor]:
         d = self.setting.dim
         return {"key_query": torch.cat([torch.eye(d, dtype=torch.float64), torch.zeros(1, d, dtype=torch.float64)])}
-
-    def sample(
-        self, rng: np.random.Generator, batch_size: int | tuple[int, ...], min_size: int, max_size: int
-    ) -> PromptBatch:
-        return sample_prompts(rng, batch_size, min_size, max_size, self.setting.dim, moments=False)
-
-    def predict(self, params: Mapping[str, torch.Tensor], batch: PromptBatch) -> torch.Tensor:
-        return predict(params["key_query"], params["value"], batch)
-
-    def target(self, batch: PromptBatch) -> torch.Tensor:
-        return batch.query_label
-
-    def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
-        """``label_value`` w_y and ``key_query_trace`` tr(K_x)/D."""
-        key_query = params["key_query"]
-        trace = torch.diagonal(key_query[..., :-1, :], dim1=-2, dim2=-1).mean(dim=-1)
-        return {"label_value": params["value"][..., -1], "key_query_trace": trace}
