@@ -106,12 +106,16 @@ CATALOGUE = {
     ),
     # experiments
     "unknown optimiser": (
-        lambda: E.TrainingConfig(10, 0.1, 0.1, 2, 1.0, 8, optimiser="lbfgs"),
+        lambda: E.TrainingConfig(
+            steps=10, attention_lr=0.1, output_lr=0.1, warm_steps=2, big_step=1.0, batch_size=8, optimiser="lbfgs"
+        ),
         ValueError,
         r"optimiser must be one of",
     ),
     "unknown attention initialisation": (
-        lambda: E.TrainingConfig(10, 0.1, 0.1, 2, 1.0, 8, attention_init="ones"),
+        lambda: E.TrainingConfig(
+            steps=10, attention_lr=0.1, output_lr=0.1, warm_steps=2, big_step=1.0, batch_size=8, attention_init="ones"
+        ),
         ValueError,
         r"attention_init must be one of",
     ),

@@ -43,36 +43,25 @@ ATTENTION_INITS = ("zero", "random", "preset")
 GROUPS = ("attention", "output")
 
 
-@dataclass(frozen=True)
-class TrainingConfig:
-    """How every schedule of a cell is trained.
-
-    ``steps`` the budget T, counted by ``accounting`` ("total": every schedule
-    T steps in all; "joint": the last phase T steps after any warm-up);
-    ``attention_lr``, ``output_lr`` the base step sizes of the two groups;
-    ``warm_steps`` the warm-up of lag and lead; ``big_step`` the single
-    attention step of one-step and three-phase, ``first_output_step`` the
-    first output step of three-phase (None: ``output_lr``); ``batch_size``
-    examples per step; ``optimiser`` "sgd" or "adam"; the output group starts
-    i.i.d. N(0, output_scale^2), the attention at 0 (``attention_init="zero"``),
-    i.i.d. N(0, attention_scale^2) ("random") or at the task's preset value
-    ("preset"; the readout is still drawn fresh).
+@dataclass(frozen=True, kw_only=True)
+class TrainingConfig(ScheduleSettings):
+    """How every schedule of a cell is trained: the :class:`~lagtheory.schedules.ScheduleSettings`
+    of the named schedules (``steps`` the budget T, counted by ``accounting``: "total", every
+    schedule T steps in all; "joint", the last phase T steps after any warm-up), and, given by
+    keyword, ``batch_size`` examples per step; ``optimiser`` "sgd" or "adam"; the output group
+    starts i.i.d. N(0, output_scale^2), the attention at 0 (``attention_init="zero"``), i.i.d.
+    N(0, attention_scale^2) ("random") or at the task's preset value ("preset"; the readout is
+    still drawn fresh).
     """
 
-    steps: int
-    attention_lr: float
-    output_lr: float
-    warm_steps: int
-    big_step: float
     batch_size: int
-    first_output_step: float | None = None
-    accounting: str = "total"
     optimiser: str = "sgd"
     output_scale: float = 0.1
     attention_init: str = "zero"
     attention_scale: float = 0.1
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_integer(self.batch_size, "batch_size", minimum=1)
         if self.optimiser not in OPTIMISERS:
             raise ValueError(f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}")
@@ -80,19 +69,6 @@ class TrainingConfig:
         check_positive(self.attention_scale, "attention_scale")
         if self.attention_init not in ATTENTION_INITS:
             raise ValueError(f"attention_init must be one of {ATTENTION_INITS}, got {self.attention_init!r}")
-        self.schedule_settings()  # validates the schedule fields
-
-    def schedule_settings(self) -> ScheduleSettings:
-        """The fields that define the phases of the named schedules."""
-        return ScheduleSettings(
-            steps=self.steps,
-            attention_lr=self.attention_lr,
-            output_lr=self.output_lr,
-            warm_steps=self.warm_steps,
-            big_step=self.big_step,
-            first_output_step=self.first_output_step,
-            accounting=self.accounting,
-        )
 
 
 class TrainingStream(Protocol):
@@ -173,7 +149,7 @@ class CellResult:
 
 def total_steps(schedule: str, config: TrainingConfig) -> int:
     """The number of steps the schedule takes under ``config``."""
-    return sum(phase.steps for phase in make_schedule(schedule, config.schedule_settings()))
+    return sum(phase.steps for phase in make_schedule(schedule, config))
 
 
 def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
@@ -285,7 +261,7 @@ def run_rows(
     for name, (_, group) in shapes.items():
         if group not in GROUPS:
             raise ValueError(f"task parameter {name!r} must be in group 'attention' or 'output', got {group!r}")
-    phases = [make_schedule(name, config.schedule_settings()) for name, config in zip(names, configs, strict=True)]
+    phases = [make_schedule(name, config) for name, config in zip(names, configs, strict=True)]
     draws = standard_draws(task, seeds)
     initial_by_config: dict[TrainingConfig, dict[str, torch.Tensor]] = {}
     for config in configs:
