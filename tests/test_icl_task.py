@@ -24,6 +24,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
 from lagtheory.experiments import engine as E
@@ -47,7 +48,7 @@ def prompt(inputs: list[list[float]], labels: list[float], query: list[float]) -
     )
 
 
-def model_with(key_query: list[list[float]], value: list[float]) -> I.LinearSelfAttention:
+def model_with(key_query: ArrayLike, value: ArrayLike) -> I.LinearSelfAttention:
     return I.LinearSelfAttention.with_parameters(key_query, value)
 
 
@@ -119,10 +120,7 @@ def test_forward_matches_hand_computation_in_dimension_one() -> None:
 
 
 def test_padding_does_not_change_the_prediction() -> None:
-    model = I.LinearSelfAttention(3)
-    with torch.no_grad():
-        model.key_query.copy_(torch.from_numpy(np.random.default_rng(0).standard_normal((4, 3))))
-        model.value.copy_(torch.from_numpy(np.random.default_rng(1).standard_normal(4)))
+    model = model_with(np.random.default_rng(0).standard_normal((4, 3)), np.random.default_rng(1).standard_normal(4))
     batch = I.sample_prompts(np.random.default_rng([0, 5]), 6, 2, 8, 3)
     with torch.no_grad():
         padded = model(batch)
@@ -150,10 +148,7 @@ def test_gd_parameters_reproduce_one_step_gd() -> None:
 
 def test_effective_matrix_is_the_label_odd_part() -> None:
     # (y_hat(y) - y_hat(-y)) / 2, the label-odd part, equals g^T Gamma x_q
-    model = I.LinearSelfAttention(3)
-    with torch.no_grad():
-        model.key_query.copy_(torch.from_numpy(np.random.default_rng(5).standard_normal((4, 3))))
-        model.value.copy_(torch.from_numpy(np.random.default_rng(6).standard_normal(4)))
+    model = model_with(np.random.default_rng(5).standard_normal((4, 3)), np.random.default_rng(6).standard_normal(4))
     batch = I.sample_prompts(np.random.default_rng([1, 1]), 20, 2, 10, 3)
     flipped = I.prompt_batch(
         batch.inputs, -batch.labels, batch.mask, batch.counts, batch.query, batch.query_label, batch.beta
