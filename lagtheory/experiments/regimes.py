@@ -214,16 +214,16 @@ def reproduction_sample(
 
 
 def calibration_table(record: Mapping[str, Any]) -> list[str]:
-    """Lines of the chosen base rates: per task and optimiser, the centre's rate and the range over the
-    main grid, and how many grid rates diverged somewhere."""
-    lines = []
+    """Lines of the chosen base rates, a header and one line per task and optimiser: the centre's rate,
+    the range over the main grid, and how many rates of the calibration grid diverged in some cell."""
+    lines = [f"{'task':17s} {'opt':5s} {'centre':>6s}  {'main grid':15s} grid rates that diverged in some cell"]
     for task, by_optimiser in record["calibration"].items():
         for optimiser, calibration in by_optimiser.items():
             rates = list(calibration["base_rates"].values())
             centre = calibration["base_rates"][main_level(*CENTRE)]
             diverging = sum(1 for row in calibration["diverged_runs"] if any(row))
+            grid = f"{min(rates):.3g} to {max(rates):.3g}"
             lines.append(
-                f"{task:18s} {optimiser:5s} centre {centre:.3g}, main grid {min(rates):.3g} to {max(rates):.3g}; "
-                f"{diverging} of {len(calibration['grid'])} grid rates diverged in some cell"
+                f"{task:17s} {optimiser:5s} {centre:>6.3g}  {grid:15s} {diverging} of {len(calibration['grid'])}"
             )
     return lines
