@@ -45,7 +45,22 @@ def test_the_sweep_holds_the_stated_cells():
     )
     sweeps = [cell.sweep for cell in cells]
     assert sweeps.count("main") == 25 and sweeps.count("attention_init") == 2 and sweeps.count("budget") == 4
-    assert sweeps.count("accounting") == 1 and sweeps.count("base_rate") == 2
+    assert sweeps.count("accounting") == 1 and sweeps.count("base_rate") == 10
+    # the base-rate row: every ratio at readout scale 0.3, its calibrated rate times and divided by sqrt(10)
+    rates = {"scale=0.3 ratio=3": 0.2, "scale=0.3 ratio=10": 0.5}
+    cells = ST.study_cells(
+        SMALL,
+        design,
+        "sgd",
+        {ST.main_level(s, r): rates.get(ST.main_level(s, r), 0.1) for s in ST.READOUT_SCALES for r in ST.RATIOS},
+    )
+    row = {cell.level: cell.training for cell in cells if cell.sweep == "base_rate"}
+    high = row["ratio=3 base*3.16"]
+    assert math.isclose(high.attention_lr, 0.2 * math.sqrt(10) * math.sqrt(3)) and math.isclose(
+        high.output_lr, 0.2 * math.sqrt(10) / math.sqrt(3)
+    )
+    low = row["ratio=10 base*0.316"]
+    assert math.isclose(low.attention_lr, 0.5 / math.sqrt(10) * math.sqrt(10)) and low.output_scale == 0.3
     centre = next(cell for cell in cells if ST.is_centre(cell))
     assert centre.schedules == SCHEDULE_NAMES and centre.training.output_scale == 0.3
     # geometric-mean parametrisation: attention base sqrt(r), output base / sqrt(r)
@@ -87,7 +102,7 @@ def test_record_holds_every_seed_and_the_configuration(record, tmp_path):
     path = tmp_path / "summary_small.json"
     RC.write_record(record, path)
     loaded = RC.load_record(path)
-    assert loaded["seeds"] == list(SEEDS) and len(loaded["cells"]) == 2 * 34
+    assert loaded["seeds"] == list(SEEDS) and len(loaded["cells"]) == 2 * (25 + 2 + 4 + 1 + 10)
     assert set(loaded["versions"]) == {"lagtheory", "torch", "numpy", "scipy", "python"}
     centre = loaded["cells"][ST.centre_name("regression", "adam")]
     assert centre["configuration"]["setting"]["test_sizes"] == [4, 12]

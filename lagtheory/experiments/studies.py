@@ -12,7 +12,11 @@ ratio 1, attention initialised N(0, 0.1^2), budget T, equal total steps):
 the attention initialisation (zero; preset to a value that solves the task
 with a fresh readout, the linear-probing-then-fine-tuning situation), the
 step budget (T/4, T/2, 2T, 4T), the step accounting (equal joint-phase
-steps), and the base rate (times and divided by sqrt(10)). The centre and the
+steps), and the base rate: times and divided by sqrt(10), at every ratio of
+the main grid's row through the centre (readout scale 0.3), each ratio's
+calibrated rate times the factor, so that the ratio is seen at three base
+rates (this row was added after the first runs, to cover the ratio at
+several base rates; like every sweep it is exploratory). The centre and the
 initialisation and accounting cells run every schedule of
 :data:`lagtheory.schedules.SCHEDULE_NAMES`; the other cells run joint, lag
 and three-phase (:data:`MAIN_SCHEDULES`). Lag and lead warm up for T/4
@@ -199,7 +203,8 @@ def main_level(readout_scale: float, ratio: float) -> str:
 
 def study_cells(the_study: Study, design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
     """The cells of one task and optimiser (module docstring): each main-grid cell at its calibrated base
-    rate (``base_rates``: level -> rate, :func:`calibrate`), the one-factor cells at the centre's."""
+    rate (``base_rates``: level -> rate, :func:`calibrate`), the one-factor cells at the centre's, the
+    base-rate cells at their ratio's."""
     cells = []
 
     def add(sweep: str, level: str, schedules: Sequence[str], **regime: Any) -> None:
@@ -218,8 +223,11 @@ def study_cells(the_study: Study, design: TaskDesign, optimiser: str, base_rates
     for budget in BUDGETS:
         add("budget", f"T*{_number(budget)}", MAIN_SCHEDULES, base_rate=centre, budget=budget)
     add("accounting", "joint", SCHEDULE_NAMES, base_rate=centre, accounting="joint")
-    for factor in BASE_RATE_FACTORS:
-        add("base_rate", f"base*{factor:.3g}", MAIN_SCHEDULES, base_rate=centre * factor)
+    for ratio in RATIOS:
+        rate = base_rates[main_level(CENTRE[0], ratio)]
+        for factor in BASE_RATE_FACTORS:
+            level = f"ratio={_number(ratio)} base*{factor:.3g}"
+            add("base_rate", level, MAIN_SCHEDULES, base_rate=rate * factor, readout_scale=CENTRE[0], ratio=ratio)
     return cells
 
 
