@@ -24,6 +24,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -248,19 +249,35 @@ def evaluation_rows() -> list[Row]:
     return rows
 
 
+ENGINE_TASKS = (("languages", "CONTAINS_AB"), ("regression", "regression"), ("icl", "linear"), ("icl", "softmax"))
+"""(study, task) pairs of the engine benchmark."""
+
+
+def engine_cells() -> list[tuple[str, Any, Any]]:
+    """(study name, cell, engine task) of the engine benchmark: the SGD centre cell of each of
+    :data:`ENGINE_TASKS` as stored in book/data (with its calibrated base rate)."""
+    from lagtheory.experiments.records import load_record
+    from lagtheory.experiments.studies import STUDIES, cell_from_configuration, centre_name
+
+    cells = []
+    for name, task_name in ENGINE_TASKS:
+        study = STUDIES[name]
+        record = load_record(ROOT / "book" / "data" / f"summary_{name}.json")
+        cell = cell_from_configuration(study, record["cells"][centre_name(task_name, "sgd")]["configuration"])
+        cells.append((name, cell, study.build(cell.task, cell.setting)))
+    return cells
+
+
 def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]:
-    """Seeds per second of the experiment engine (issue 9): S = 30 seeds in one batched run against the
-    same seeds run one at a time (all schedules batched in both), and against one schedule and one seed
-    at a time (the loop of the old protocol). The looped rates are measured on ``looped_seeds`` seeds."""
+    """Seeds per second of the experiment engine (issue 9) on :func:`engine_cells`: S = 30 seeds in one
+    batched run against the same seeds run one at a time (all schedules batched in both), and against one
+    schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
+    ``looped_seeds`` seeds."""
     from lagtheory.experiments.engine import run_cell
-    from lagtheory.experiments.studies import STUDIES
     from lagtheory.schedules import SCHEDULE_NAMES
 
     rows = []
-    for name, cell_index in (("languages", 2), ("regression", 0), ("icl", 0)):
-        study = STUDIES[name]
-        cell = study.cells[cell_index]
-        task = study.build(cell.name, cell.setting)
+    for name, cell, task in engine_cells():
         run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
         start = time.perf_counter()
         run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
