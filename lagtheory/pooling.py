@@ -51,17 +51,6 @@ def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
     return float(p) if p.ndim == 0 else p
 
 
-def pooled_vector(
-    n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The pooled vector h = (1 - p, p) of book eq. (eq-pooled-weight), both entries formed
-    from the log-odds (``expit(-z)``, ``expit(z)``) so that 1 - p keeps full relative
-    precision when p is close to 1 (large t, long strings)."""
-    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
-    z = _log_odds(n_arr, k_arr, t_arr, scaling)
-    return expit(-z), expit(z)
-
-
 def pooled_weight_dt(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
     """Derivative ``dp/dt = s(n) p (1 - p)`` of book eq. (eq-dp-dt), with ``s(n) = log n``
     (``scaling="log"``) or 1 (``"none"``); ``p (1 - p)`` is formed as
