@@ -4,24 +4,12 @@ is run by hand, not by CI)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from mutation_catalogue import MUTATIONS  # tests/mutation_catalogue.py (pytest.ini's pythonpath)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_catalogue():
-    spec = importlib.util.spec_from_file_location("mutation_catalogue", ROOT / "tests" / "mutation_catalogue.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
-MUTATIONS = load_catalogue().MUTATIONS
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
