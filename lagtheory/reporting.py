@@ -9,9 +9,12 @@ that ran it, and nbval fails on the next one. The rules (the *Contributing* page
 * a quantity checked against a bound is printed as the bound it meets,
   ``below("|autograd - closed form|", gap, 1e-12)`` -> ``"|autograd - closed form| < 1e-12"``;
 * a computed constant is printed with the digits its error bound supports,
-  ``supported(0.2558427881103, 1e-13)`` -> ``"0.2558427881"`` (never more than 10);
+  ``supported(0.2558427881103, 1e-13)`` -> ``"0.25584279"`` (never more than 8);
+* a statistic of random draws (a mean, a standard deviation, a rate, an interval end, a
+  p-value) is printed with at most 4 significant digits, ``statistic(0.40372312)`` -> ``"0.4037"``:
+  its sampling error is far larger than the digits left out;
 * an exact zero that is the point of a statement stays ``0.0``;
-* a float glued into the prose is glued rounded, ``glue("t1", rounded(t1, 10))``
+* a float glued into the prose is glued rounded, ``glue("t1", rounded(t1, 8))``
   (myst-nb stores the value's repr).
 
 ``tests/test_stored_outputs.py`` enforces the rules on every stored output.
@@ -26,9 +29,13 @@ from numpy.typing import ArrayLike
 
 from ._validation import as_float_array, check_integer, check_positive
 
-MAX_DIGITS = 10
+MAX_DIGITS = 8
 """The most significant digits a stored output may show (float64 carries about 16; the
-last ones vary between CPUs, and ten leaves room for every error bound in the book)."""
+last ones vary between CPUs, and eight leave a margin of about 1e-8 relative error, far
+above any difference between floating-point kernels)."""
+
+STATISTIC_DIGITS = 4
+"""The most significant digits a statistic of random draws may show."""
 
 
 def below(what: str, value: ArrayLike, bound: float) -> str:
@@ -51,7 +58,7 @@ def below(what: str, value: ArrayLike, bound: float) -> str:
 
 
 def significant(value: float, digits: int) -> str:
-    """``value`` rounded to ``digits`` significant digits (1 <= digits <= 10), in fixed or
+    """``value`` rounded to ``digits`` significant digits (1 <= digits <= 8), in fixed or
     scientific notation as Python's ``g`` format chooses (``significant(0.25584, 3)`` ->
     ``"0.256"``)."""
     digits = check_integer(digits, "digits", 1)
@@ -62,15 +69,15 @@ def significant(value: float, digits: int) -> str:
 
 
 def rounded(value: float, digits: int) -> float:
-    """``value`` rounded to ``digits`` significant digits (1 <= digits <= 10), as a float whose
+    """``value`` rounded to ``digits`` significant digits (1 <= digits <= 8), as a float whose
     repr shows no more: for ``myst_nb.glue``, which stores the repr of the value it is given."""
     return float(significant(value, digits))
 
 
 def supported(value: float, error: float) -> str:
     """``value`` with the significant digits that an absolute error bound ``error`` > 0
-    supports: every digit shown is at least ten times the error, at most 10 digits, at
-    least 1 (``supported(0.2558427881103, 1e-13)`` -> ``"0.2558427881"``,
+    supports: every digit shown is at least ten times the error, at most 8 digits, at
+    least 1 (``supported(0.2558427881103, 1e-13)`` -> ``"0.25584279"``,
     ``supported(1.7606, 1e-3)`` -> ``"1.76"``)."""
     error = check_positive(error, "error")
     value = float(as_float_array(value, "value"))
@@ -80,3 +87,10 @@ def supported(value: float, error: float) -> str:
     leading = math.floor(math.log10(abs(value)))
     digits = leading - math.ceil(math.log10(10 * error)) + 1
     return significant(value, min(MAX_DIGITS, max(1, digits)))
+
+
+def statistic(value: float) -> str:
+    """A statistic of random draws (mean, standard deviation, rate, interval end, p-value)
+    with ``STATISTIC_DIGITS`` = 4 significant digits (``statistic(0.40372312)`` -> ``"0.4037"``);
+    glue one with ``rounded(value, 4)``."""
+    return significant(value, STATISTIC_DIGITS)

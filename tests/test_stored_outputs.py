@@ -7,10 +7,17 @@ must not show
 * a float whose magnitude is below 1e-9 (exact zeros aside): a rounding-level gap
   should be printed as the bound it meets, ``|gap| < 1e-12`` (a number right after
   ``<``, ``<=`` or ``≤`` is such a bound and is allowed);
-* a float with more than 10 significant digits (a bare repr, or too many digits).
+* a float with more than 8 significant digits (a bare repr, or too many digits);
+* in a cell that reports statistics of random draws, a float with more than 4 significant
+  digits: its sampling error is far larger than the digits left out. Such a cell is one of
+  the empirical chapters or the verdict (everything they print is computed from seeded
+  runs), or one whose source draws random numbers (``RANDOM_SOURCE``).
 
 A cell that must show such a number (an exactly computed tail probability of 1e-30,
-say) says why in a comment line ``# stored-output-exempt: <reason>`` in its source.
+say) says why in a comment line ``# stored-output-exempt: <reason>`` in its source. A
+cell that draws random numbers but prints no statistic of them (a seeded random instance
+of a closed form, say) says so in ``# stored-output-not-a-statistic: <reason>``; the
+first two rules still hold there. Glued values (myst-nb's ``glue``) obey the same rules.
 See lagtheory.reporting and the Contributing page.
 """
 
@@ -24,9 +31,16 @@ import pytest
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
-MAX_DIGITS = 10
+MAX_DIGITS = 8
+STATISTIC_DIGITS = 4
 SMALLEST = 1e-9
 EXEMPT = re.compile(r"^[ \t]*#[ \t]*stored-output-exempt:[ \t]*(?P<reason>\S.*)$", re.M)
+NOT_A_STATISTIC = re.compile(r"^[ \t]*#[ \t]*stored-output-not-a-statistic:[ \t]*(?P<reason>\S.*)$", re.M)
+# Notebooks whose every printed number derives from seeded runs (per-seed records, bootstrap).
+STATISTICS_NOTEBOOKS = ("empirical_", "verdict")
+# A cell that draws random numbers: numpy's and torch's generators, the package's samplers,
+# and the re-runs of stored study cells.
+RANDOM_SOURCE = re.compile(r"\b(?:default_rng|np\.random|manual_seed|torch\.rand\w*|run_sampled|DataSampler|rerun)\b")
 # A number with a decimal point or an exponent, not glued to a word or another number
 # (so "3.11.7" or "x1.5" are not read as floats).
 FLOAT = re.compile(r"(?<![\w.])(?P<number>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)(?![\w.])")
@@ -53,8 +67,9 @@ def significant_digits(number: str) -> int:
     return len(mantissa.lstrip("0")) or 1
 
 
-def violations(text: str) -> list[str]:
-    """Each float in ``text`` that breaks a rule, with the rule and its context."""
+def violations(text: str, statistics: bool = False) -> list[str]:
+    """Each float in ``text`` that breaks a rule, with the rule and its context;
+    ``statistics``: the text reports statistics of random draws (at most 4 digits)."""
     found = []
     for match in FLOAT.finditer(text):
         number = match.group("number")
@@ -62,11 +77,23 @@ def violations(text: str) -> list[str]:
             continue  # integers are exact
         value = float(number)
         context = text[max(0, match.start() - 50) : match.end() + 10].replace("\n", " | ")
+        bound = BOUND_BEFORE.search(text[: match.start()])
         if significant_digits(number) > MAX_DIGITS:
             found.append(f"{number} has more than {MAX_DIGITS} significant digits: ...{context}...")
-        elif value != 0 and abs(value) < SMALLEST and not BOUND_BEFORE.search(text[: match.start()]):
+        elif statistics and significant_digits(number) > STATISTIC_DIGITS and not bound:
+            found.append(
+                f"{number} has more than {STATISTIC_DIGITS} significant digits in a statistics cell: ...{context}..."
+            )
+        elif value != 0 and abs(value) < SMALLEST and not bound:
             found.append(f"{number} is below {SMALLEST:g} and not a bound: ...{context}...")
     return found
+
+
+def reports_statistics(path: Path, source: str) -> bool:
+    """Whether a cell of notebook ``path`` with this source reports statistics of random draws."""
+    if NOT_A_STATISTIC.search(source):
+        return False
+    return path.stem.startswith(STATISTICS_NOTEBOOKS) or bool(RANDOM_SOURCE.search(source))
 
 
 def notebook_violations(path: Path) -> list[str]:
@@ -74,10 +101,14 @@ def notebook_violations(path: Path) -> list[str]:
     cells = json.loads(path.read_text(encoding="utf8"))["cells"]
     found = []
     for index, cell in enumerate(cells):
-        if cell["cell_type"] != "code" or EXEMPT.search("".join(cell["source"])):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or EXEMPT.search(source):
             continue
+        statistics = reports_statistics(path, source)
         for text in output_texts(cell):
-            found += [f"{path.name}, cell {index} (counting every cell from 0): {v}" for v in violations(text)]
+            found += [
+                f"{path.name}, cell {index} (counting every cell from 0): {v}" for v in violations(text, statistics)
+            ]
     return found
 
 
@@ -94,8 +125,23 @@ def test_the_rules_catch_what_they_are_for():
     assert len(violations("value 0.034810176071123085")) == 1
     assert len(violations("t1 - 1 = +3.713e-12")) == 1
     assert violations("|autograd - closed form| < 1e-12, gap <= 5e-10") == []
-    assert violations("exact 0.0; t1 = 1.760563997; n = 1e12; version 3.11.7") == []
+    assert violations("exact 0.0; t1 = 1.7605640; n = 1e12; version 3.11.7") == []
     assert violations("u = [-0.25  0.75]; 12345678901 strings") == []
+    assert len(violations("m = 0.2558427881")) == 1  # ten digits: more than eight
+    assert violations("m = 0.25584279") == []
+    assert len(violations("sd 0.40372", statistics=True)) == 1
+    assert violations("sd 0.4037, rate 0.024, eta 3.103e+04; gap < 1.23456e-12", statistics=True) == []
+
+
+def test_a_statistics_cell_is_found_by_its_notebook_or_its_random_source():
+    assert reports_statistics(Path("verdict.ipynb"), "print(table)")
+    assert reports_statistics(Path("empirical_icl.ipynb"), "print(table)")
+    assert reports_statistics(Path("three_phase.ipynb"), "rng = np.random.default_rng(0)")
+    assert reports_statistics(Path("three_phase.ipynb"), "runs = run_sampled(schedule, data, rng)")
+    assert not reports_statistics(Path("three_phase.ipynb"), "print(population(theta, u, data).loss)")
+    assert not reports_statistics(
+        Path("setting.ipynb"), "# stored-output-not-a-statistic: one seeded instance\ntorch.manual_seed(0)"
+    )
 
 
 def test_a_marker_comment_exempts_its_cell(tmp_path: Path):
@@ -113,3 +159,22 @@ def test_a_marker_comment_exempts_its_cell(tmp_path: Path):
     assert len(notebook_violations(notebook("print(tail)"))) == 1
     assert notebook_violations(notebook("# stored-output-exempt: exact in log space\nprint(tail)")) == []
     assert len(notebook_violations(notebook("# stored-output-exempt:\nprint(tail)"))) == 1  # a reason is required
+
+
+def test_glued_values_obey_the_rules(tmp_path: Path):
+    glued = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"application/papermill.record/text/plain": "0.02950237247"},
+    }
+    cell = {"cell_type": "code", "metadata": {}, "source": "glue('sd', sd, display=False)", "outputs": [glued]}
+    path = tmp_path / "toy.ipynb"
+    path.write_text(json.dumps({"cells": [cell]}))
+    assert len(notebook_violations(path)) == 1  # ten digits
+    glued["data"]["application/papermill.record/text/plain"] = "0.04212345"
+    cell["source"] = "rng = np.random.default_rng(1)\nglue('sd', sd, display=False)"
+    path.write_text(json.dumps({"cells": [cell]}))
+    assert len(notebook_violations(path)) == 1  # a statistic of draws with more than four digits
+    glued["data"]["application/papermill.record/text/plain"] = "0.04212"
+    path.write_text(json.dumps({"cells": [cell]}))
+    assert notebook_violations(path) == []

@@ -22,7 +22,9 @@ from tqdm import tqdm
 from .records import study_record, write_record
 from .studies import STUDIES, run_study, study_steps
 
-BOOK_DATA = Path(__file__).resolve().parents[2] / "book" / "data"
+BOOK_DATA = Path("book") / "data"
+"""Where records go by default: ``book/data`` under the working directory, the repository root
+(the package may be installed as a wheel, far from any checkout)."""
 
 
 def main(arguments: list[str] | None = None) -> Path:
@@ -30,10 +32,16 @@ def main(arguments: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("study", choices=sorted(STUDIES))
     parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default: the study's number)")
-    parser.add_argument("--output", type=Path, default=None, help="default book/data/summary_<study>.json")
+    parser.add_argument(
+        "--output", type=Path, default=None, help="default book/data/summary_<study>.json under the working directory"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(arguments)
+    if args.output is None and not BOOK_DATA.is_dir():
+        parser.error(
+            f"--output: no folder {BOOK_DATA} in the working directory; run from the repository root or pass a path"
+        )
     torch.set_num_threads(args.threads)
     the_study = STUDIES[args.study]
     seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
