@@ -22,8 +22,10 @@ helps, on the exploratory records, against a baseline that uses only the design.
   are not independent), for the predictor, the baselines and their differences.
 
 ``python -m lagtheory.experiments.predictor_evaluation`` writes everything to
-``book/data/predictor_exploratory.json`` (:data:`OUTPUT`); the registration page
-quotes it.
+``book/data/predictor_exploratory.json`` (:data:`OUTPUT`), and the predictions for the
+registered validation cells of the existing tasks, made before any of them is run
+(:func:`validation_predictions`), to ``book/data/predictor_predictions.json``
+(:data:`PREDICTIONS`); the registration page quotes both.
 """
 
 from __future__ import annotations
@@ -45,11 +47,16 @@ from lagtheory._validation import check_integer
 from .exploratory import ALPHA, failure_cap, failure_test, lag_cells, load_exploratory
 from .predictor import THRESHOLD, first_step_balance
 from .regimes import tasks_of
-from .studies import OPTIMISERS, cell_from_configuration, study
+from .studies import OPTIMISERS, cell_from_configuration, study, training_config
 
 SWEEPS = ("main", "attention_init")
 OUTPUT = Path("book/data/predictor_exploratory.json")
+PREDICTIONS = Path("book/data/predictor_predictions.json")
 RESAMPLES = 4000
+VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
+"""Readout scales of the validation cells: between the grid's (0.05, 0.5, 2) and beyond it (10)."""
+VALIDATION_RATIOS = (0.5, 2.0, 30.0)
+"""Attention/output step-size ratios of the validation cells: between the grid's (0.5, 2) and beyond it (30)."""
 
 
 def lag_helps(joint_only: int, lag_only: int, p_value: float) -> bool:
@@ -227,6 +234,38 @@ def youden(balance: ArrayLike, labels: ArrayLike, thresholds: ArrayLike) -> NDAr
     return np.array([np.mean(balance[labels] >= t) - np.mean(balance[~labels] >= t) for t in np.asarray(thresholds)])
 
 
+def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
+    """The predictor's value and prediction, and the frozen baseline's score, for every validation cell of the
+    existing tasks (:data:`VALIDATION_SCALES` x :data:`VALIDATION_RATIOS`, every task and optimiser of the three
+    studies, attention N(0, 0.1^2)), computed before any of them is run. The base rate scales both step sizes
+    alike and cancels from the balance (SGD and Adam alike), so it is set to 1 here; the runs use the calibrated
+    rate."""
+    rows = []
+    for name in ("languages", "regression", "icl"):
+        the_study = study(name)
+        for design in the_study.tasks:
+            task = the_study.build(design.name, design.setting)
+            for optimiser in OPTIMISERS:
+                for scale in VALIDATION_SCALES:
+                    for ratio in VALIDATION_RATIOS:
+                        training = training_config(design, optimiser, 1.0, readout_scale=scale, ratio=ratio)
+                        balance = first_step_balance(task, training)
+                        score = baseline_score(coefficients, [math.log10(ratio)], [math.log10(scale)])[0]
+                        rows.append(
+                            {
+                                "study": name,
+                                "task": design.name,
+                                "optimiser": optimiser,
+                                "readout_scale": scale,
+                                "ratio": ratio,
+                                "balance": balance if math.isfinite(balance) else str(balance),
+                                "predicts_lag_helps": bool(balance >= THRESHOLD),
+                                "baseline_log_odds": float(score),
+                            }
+                        )
+    return rows
+
+
 def main() -> None:
     """Compute the exploratory evaluation and write :data:`OUTPUT`."""
     rows = exploratory_cells(load_exploratory())
@@ -240,7 +279,12 @@ def main() -> None:
         {**row, "balance": row["balance"] if math.isfinite(row["balance"]) else str(row["balance"])} for row in rows
     ]
     OUTPUT.write_text(json.dumps({"summary": summary, "cells": stored}, indent=1, sort_keys=True) + "\n")
+    predictions = validation_predictions(summary["baseline_coefficients"])
+    PREDICTIONS.write_text(json.dumps({"threshold": THRESHOLD, "cells": predictions}, indent=1, sort_keys=True) + "\n")
     print(json.dumps(summary, indent=1))
+    print(
+        f"{sum(r['predicts_lag_helps'] for r in predictions)} of {len(predictions)} validation cells predicted 'lag helps'"
+    )
 
 
 if __name__ == "__main__":
