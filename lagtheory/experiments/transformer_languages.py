@@ -41,7 +41,12 @@ from .word_sampling import sample_strings, transition_table
 LAST_B = DFA(
     states=("last_a", "last_b"),
     alphabet=("a", "b"),
-    transitions={("last_a", "a"): "last_a", ("last_a", "b"): "last_b", ("last_b", "a"): "last_a", ("last_b", "b"): "last_b"},
+    transitions={
+        ("last_a", "a"): "last_a",
+        ("last_a", "b"): "last_b",
+        ("last_b", "a"): "last_a",
+        ("last_b", "b"): "last_b",
+    },
     start="last_a",
     accepting={"last_b"},
 )

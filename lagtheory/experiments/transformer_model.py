@@ -126,16 +126,16 @@ class SelfAttention(nn.Module):
         self.output = _parameter(heads, self.head_width, width)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """x (batch, length, d), ``keep`` (batch, length) True at real tokens -> (batch, length, d)."""
-        width = x.shape[-1]
-        q = torch.einsum("bld,dhe->bhle", x, self.query) / math.sqrt(width)
-        k = torch.einsum("bld,dhe->bhle", x, self.key) / math.sqrt(width)
-        v = torch.einsum("bld,dhe->bhle", x, self.value) / math.sqrt(width)
-        scores = torch.einsum("bhle,bhme->bhlm", q, k) / math.sqrt(self.head_width)
+        """Map ``x`` (batch, length, d) to (batch, length, d); ``keep`` (batch, length) is True at real tokens."""
+        scale = 1 / math.sqrt(x.shape[-1])  # the fan-in of every projection is d; scaling the weights is cheaper
+        query = self.query / math.sqrt(self.head_width)  # scores q.k / sqrt(d / heads)
+        projections = torch.cat([query, self.key, self.value], dim=-1) * scale
+        q, k, v = torch.einsum("bld,dhe->bhle", x, projections).split(self.head_width, dim=-1)
+        scores = torch.einsum("bhle,bhme->bhlm", q, k)
         scores = scores.masked_fill(~keep[:, None, None, :], -math.inf)
         weights = torch.softmax(scores, dim=-1)
         mixed = torch.einsum("bhlm,bhme->bhle", weights, v)
-        return torch.einsum("bhle,hed->bld", mixed, self.output) / math.sqrt(width)
+        return torch.einsum("bhle,hed->bld", mixed, self.output * scale)
 
 
 class MLP(nn.Module):
@@ -147,8 +147,8 @@ class MLP(nn.Module):
         self.w_out, self.b_out = _parameter(hidden, width), _parameter(width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = torch.nn.functional.gelu(x @ self.w_in / math.sqrt(self.w_in.shape[0]) + self.b_in)
-        return hidden @ self.w_out / math.sqrt(self.w_out.shape[0]) + self.b_out
+        hidden = torch.nn.functional.gelu(x @ (self.w_in / math.sqrt(self.w_in.shape[0])) + self.b_in)
+        return hidden @ (self.w_out / math.sqrt(self.w_out.shape[0])) + self.b_out
 
 
 class Block(nn.Module):
@@ -192,7 +192,7 @@ class SmallTransformer(nn.Module):
         for block in self.blocks:
             x = block(x, keep)
         cls = _layer_norm(x[..., 0, :])
-        return cls @ self.readout_weight / math.sqrt(self.shape.width) + self.readout_bias
+        return cls @ (self.readout_weight / math.sqrt(self.shape.width)) + self.readout_bias
 
 
 def parameter_groups(shape: TransformerShape) -> dict[str, tuple[tuple[int, ...], str]]:

@@ -136,7 +136,9 @@ class TransformerLanguageRuns:
         if not isinstance(shape, TransformerShape):
             raise TypeError(f"shape must be a TransformerShape, got {type(shape).__name__}")
         if shape.alphabet_size != k:
-            raise ValueError(f"shape must have alphabet_size = {k} (the letters of {language}), got {shape.alphabet_size}")
+            raise ValueError(
+                f"shape must have alphabet_size = {k} (the letters of {language}), got {shape.alphabet_size}"
+            )
         if shape.max_positions < max(setting.lengths) + 1:
             raise ValueError(
                 f"shape must have max_positions >= {max(setting.lengths) + 1} (the longest test word and the "
