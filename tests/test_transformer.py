@@ -396,3 +396,27 @@ def test_too_long_input_names_max_positions():
     tokens = torch.zeros(1, 5, dtype=torch.long)
     with pytest.raises(ValueError, match="max_positions"):
         torch.func.functional_call(SmallTransformer(shape), _random_params(shape, ()), (tokens, tokens == 0))
+
+
+def test_recognition_needs_every_random_and_hard_word_at_every_long_length():
+    """Labels set to the model's own signs (every word right), then the hard words' flipped at the longest
+    length only: recognition holds in the first case and fails in the second, where it still holds at the
+    other lengths and the random words stay all right."""
+    setting = dataclasses.replace(SMALL, test_lengths=(6, 12, 18))
+    task = TransformerLanguageRuns(
+        "TWO_B", setting, TransformerShape(2, width=4, heads=2, mlp_width=4, max_positions=19)
+    )
+    params = _random_params(task.shape, (1, 1), seed=6)
+    model = SmallTransformer(task.shape)
+    one = {k: v[0, 0] for k, v in params.items()}
+    tests = task.test_words()
+    signs = [torch.sign(torch.func.functional_call(model, one, (t, k))) for t, k, _, _ in tests]
+    task._tests = [(t, k, s, r) for (t, k, _, r), s in zip(tests, signs, strict=True)]
+    right = task.evaluate(params)
+    assert right["recognised_at"].all() and right["recognised"].all() and right["hard_accuracy"].min() == 1
+    r = tests[-1][3]
+    signs[-1] = torch.cat([signs[-1][:r], -signs[-1][r:]])
+    task._tests = [(t, k, s, r) for (t, k, _, r), s in zip(tests, signs, strict=True)]
+    wrong = task.evaluate(params)
+    assert wrong["accuracy"].min() == 1 and wrong["hard_accuracy"][0, 0].tolist() == [1, 1, 0]
+    assert wrong["recognised_at"][0, 0].tolist() == [True, True, False] and not wrong["recognised"][0, 0]
