@@ -1,8 +1,8 @@
 """EXPLORATORY pilot of the standard small transformer (issue 21): recognition per schedule, language and
 test length. Not a confirmatory record and not a study record: a handful of seeds (100-105, outside the
 seeds 30-89 reserved for the confirmatory study), the uncalibrated regime TRANSFORMER_TRAINING with 400
-steps, nothing tuned. Run from the repository root:  python benchmarks/transformer_pilot.py
-It prints a Markdown table and writes it to benchmarks/transformer_pilot.md."""
+steps, nothing tuned. Run from the repository root:  python benchmarks/transformer_pilot.py [--positions sinusoidal] [LANGUAGE ...]
+It prints a Markdown table and writes it to benchmarks/transformer_pilot_<positions>.md."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
+import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -20,6 +21,7 @@ import torch  # noqa: E402
 
 from lagtheory.experiments.engine import run_cell  # noqa: E402
 from lagtheory.experiments.transformer_languages import TRANSFORMER_LANGUAGES  # noqa: E402
+from lagtheory.experiments.transformer_model import TransformerShape  # noqa: E402
 from lagtheory.experiments.transformer_runs import (  # noqa: E402
     TRANSFORMER_TRAINING,
     TransformerLanguageRuns,
@@ -34,12 +36,17 @@ SETTING = TransformerSetting(eval_chunk=4)
 
 def main() -> None:
     """Train every schedule on every seed of every language and print recognition and accuracy."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--positions", choices=("learned", "sinusoidal"), default="learned")
+    parser.add_argument("languages", nargs="*", default=list(TRANSFORMER_LANGUAGES))
+    args = parser.parse_args()
+    shape = {n: TransformerShape(len(d.alphabet), positions=args.positions) for n, d in TRANSFORMER_LANGUAGES.items()}
     torch.set_num_threads(1)
     lengths = SETTING.lengths
     lines = [
         f"EXPLORATORY pilot (not a confirmatory record): seeds {SEEDS[0]}-{SEEDS[-1]}, Adam lr "
         f"{CONFIG.output_lr}, {CONFIG.steps} steps (lag/lead warm-up {CONFIG.warm_steps}), batch "
-        f"{CONFIG.batch_size}, d = 16, 2 heads, 1 layer, learned positions, N0 = {SETTING.max_train_length}; "
+        f"{CONFIG.batch_size}, d = 16, 2 heads, 1 layer, {args.positions} positions, N0 = {SETTING.max_train_length}; "
         f"recognised at n = every random and hard test word of length n right (counts of {len(SEEDS)} seeds); "
         "accuracy = mean over seeds on the random words.",
         "",
@@ -53,8 +60,8 @@ def main() -> None:
         "| --- " * (3 + 2 * len(lengths) + 1) + "|",
     ]
     start = time.perf_counter()
-    for language in TRANSFORMER_LANGUAGES:
-        result = run_cell(TransformerLanguageRuns(language, SETTING), CONFIG, SCHEDULES, SEEDS)
+    for language in args.languages:
+        result = run_cell(TransformerLanguageRuns(language, SETTING, shape[language]), CONFIG, SCHEDULES, SEEDS)
         m = result.metrics
         for row, schedule in enumerate(result.schedules):
             final = np.nanmean(result.losses[row, :, -20:])
@@ -66,7 +73,7 @@ def main() -> None:
     lines += ["", f"Wall time {time.perf_counter() - start:.0f} s on one thread."]
     text = "\n".join(lines)
     print(text)
-    (Path(__file__).resolve().parent / "transformer_pilot.md").write_text(text + "\n")
+    (Path(__file__).resolve().parent / f"transformer_pilot_{args.positions}.md").write_text(text + "\n")
 
 
 if __name__ == "__main__":
