@@ -45,9 +45,7 @@ class TransformerSetting:
     """The data and tests of the transformer task: training lengths 1..``max_train_length`` (N0);
     at each of ``test_lengths`` (None: N0, 4 N0, 16 N0), ``test_per_class`` random words of each
     class and ``pairs_per_class`` minimal pairs started from each class, drawn from ``test_seed``;
-    the model's ``shape`` (its alphabet size must be the language's; None: the defaults of
-    :class:`~lagtheory.experiments.transformer_model.TransformerShape` with room for the longest
-    test word); the test words are evaluated ``eval_chunk`` words at a time (memory)."""
+    the test words are evaluated ``eval_chunk`` words at a time (memory)."""
 
     max_train_length: int = 16
     test_lengths: tuple[int, ...] | None = None
@@ -87,9 +85,10 @@ TRANSFORMER_TRAINING = TrainingConfig(
     attention_init="random",
     attention_scale=0.5,
 )
-"""An exploratory regime (not calibrated): Adam, one step size 0.01, every weight N(0, 0.5^2)
-before its fan-in scaling; the attention must start random (at 0, the value and output
-projections would both be 0, a saddle that no gradient leaves)."""
+"""An exploratory regime (not calibrated): Adam, one step size 0.01, every parameter drawn
+N(0, 0.5^2) (weight matrices then enter divided by the square root of their fan-in); the attention
+must start random (at 0, the value and output projections would both be 0, a saddle that no
+gradient leaves)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,9 @@ def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int6
 class TransformerLanguageRuns:
     """The transformer of ``shape`` on the language ``language`` (a name of
     :data:`~lagtheory.experiments.transformer_languages.TRANSFORMER_LANGUAGES`) under ``setting``,
-    as an engine task (module docstring). Parameters and groups:
+    as an engine task (module docstring); ``shape`` None is the default
+    :class:`~lagtheory.experiments.transformer_model.TransformerShape` with room for the longest test
+    word. Parameters and groups:
     :func:`~lagtheory.experiments.transformer_model.parameter_groups`."""
 
     def __init__(
