@@ -21,7 +21,6 @@ import torch  # noqa: E402
 
 from lagtheory.experiments.engine import run_cell  # noqa: E402
 from lagtheory.experiments.transformer_languages import TRANSFORMER_LANGUAGES  # noqa: E402
-from lagtheory.experiments.transformer_model import TransformerShape  # noqa: E402
 from lagtheory.experiments.transformer_runs import (  # noqa: E402
     TRANSFORMER_TRAINING,
     TransformerLanguageRuns,
@@ -31,7 +30,7 @@ from lagtheory.experiments.transformer_runs import (  # noqa: E402
 SEEDS = tuple(range(100, 106))
 SCHEDULES = ("joint", "lag", "three-phase", "lead", "two-timescale-0.1", "two-timescale-3")
 CONFIG = dataclasses.replace(TRANSFORMER_TRAINING, steps=400, warm_steps=100)
-SETTING = TransformerSetting(eval_chunk=4)
+SETTING = TransformerSetting()
 
 
 def main() -> None:
@@ -40,7 +39,7 @@ def main() -> None:
     parser.add_argument("--positions", choices=("learned", "sinusoidal"), default="learned")
     parser.add_argument("languages", nargs="*", default=list(TRANSFORMER_LANGUAGES))
     args = parser.parse_args()
-    shape = {n: TransformerShape(len(d.alphabet), positions=args.positions) for n, d in TRANSFORMER_LANGUAGES.items()}
+    setting = dataclasses.replace(SETTING, positions=args.positions)
     torch.set_num_threads(1)
     lengths = SETTING.lengths
     lines = [
@@ -61,7 +60,7 @@ def main() -> None:
     ]
     start = time.perf_counter()
     for language in args.languages:
-        result = run_cell(TransformerLanguageRuns(language, SETTING, shape[language]), CONFIG, SCHEDULES, SEEDS)
+        result = run_cell(TransformerLanguageRuns(language, setting), CONFIG, SCHEDULES, SEEDS)
         m = result.metrics
         for row, schedule in enumerate(result.schedules):
             final = np.nanmean(result.losses[row, :, -20:])

@@ -288,7 +288,7 @@ PARITY_DFA = TRANSFORMER_LANGUAGES["PARITY"]
 
 
 def test_every_schedule_trains_through_the_one_loop_and_freezes_the_right_group():
-    task = TransformerLanguageRuns("FIRST", SMALL, TransformerShape(2, width=4, heads=1, mlp_width=4, max_positions=13))
+    task = TransformerLanguageRuns("FIRST", dataclasses.replace(SMALL, width=4, heads=1, mlp_width=4))
     schedules = ["joint", "lag", "three-phase", "lead", "two-timescale-0.1", "two-timescale-3"]
     result = run_cell(task, TINY_TRAINING, schedules, [5])
     attention = result.traces["attention_moved"][:, 0]  # (schedules, steps): distance before each step
@@ -309,9 +309,7 @@ def test_every_schedule_trains_through_the_one_loop_and_freezes_the_right_group(
 
 
 def test_seeds_batched_equal_seeds_alone():
-    task = TransformerLanguageRuns(
-        "PARITY", SMALL, TransformerShape(2, width=4, heads=2, mlp_width=4, max_positions=13)
-    )
+    task = TransformerLanguageRuns("PARITY", dataclasses.replace(SMALL, width=4, heads=2, layers=2, mlp_width=4))
     schedules = ["joint", "lag"]
     together = run_cell(task, TINY_TRAINING, schedules, [3, 7, 11])
     for j, seed in enumerate((3, 7, 11)):
@@ -325,9 +323,7 @@ def test_seeds_batched_equal_seeds_alone():
 
 def test_evaluation_matches_one_model_at_a_time_and_non_finite_recognises_nothing():
     task = TransformerLanguageRuns(
-        "LAST_B",
-        dataclasses.replace(SMALL, eval_chunk=3),
-        TransformerShape(2, width=4, heads=2, mlp_width=4, max_positions=13),
+        "LAST_B", dataclasses.replace(SMALL, eval_chunk=3, width=4, heads=2, mlp_width=4, positions="sinusoidal")
     )
     params = _random_params(task.shape, (2, 2), seed=4)
     params["readout_bias"][1, 1] = math.nan
@@ -351,9 +347,7 @@ def test_a_tiny_run_learns_first():
     and every random and hard test word of length 8 is classified right, while the untrained model is
     right on about half."""
     setting = TransformerSetting(max_train_length=8, test_lengths=(8, 16), test_per_class=16, pairs_per_class=8)
-    task = TransformerLanguageRuns(
-        "FIRST", setting, TransformerShape(2, width=8, heads=2, mlp_width=8, max_positions=17)
-    )
+    task = TransformerLanguageRuns("FIRST", dataclasses.replace(setting, width=8, heads=2, mlp_width=8))
     config = dataclasses.replace(TRANSFORMER_TRAINING, steps=150, warm_steps=30, attention_lr=0.02, output_lr=0.02)
     result = run_cell(task, config, ["joint"], [0])
     untrained = task.evaluate({k: 0.5 * v[None] for k, v in standard_draws(task, [0]).items()})
@@ -381,8 +375,9 @@ def test_a_tiny_run_learns_first():
         (lambda: TransformerSetting(test_lengths=(40, 20)), "test_lengths"),
         (lambda: TransformerSetting(pairs_per_class=0), "pairs_per_class"),
         (lambda: TransformerLanguageRuns("CONTAINS_B"), "language"),
-        (lambda: TransformerLanguageRuns("FIRST", SMALL, TransformerShape(3, max_positions=13)), "alphabet_size"),
-        (lambda: TransformerLanguageRuns("FIRST", SMALL, TransformerShape(2, max_positions=12)), "max_positions"),
+        (lambda: TransformerSetting(heads=3), "heads"),
+        (lambda: TransformerSetting(positions="rotary"), "positions"),
+        (lambda: TransformerLanguageRuns("FIRST", "setting"), "setting"),
         (lambda: TransformerLanguageRuns("FIRST", SMALL).preset_attention(), "attention_init"),
     ],
 )
@@ -402,10 +397,8 @@ def test_recognition_needs_every_random_and_hard_word_at_every_long_length():
     """Labels set to the model's own signs (every word right), then the hard words' flipped at the longest
     length only: recognition holds in the first case and fails in the second, where it still holds at the
     other lengths and the random words stay all right."""
-    setting = dataclasses.replace(SMALL, test_lengths=(6, 12, 18))
-    task = TransformerLanguageRuns(
-        "TWO_B", setting, TransformerShape(2, width=4, heads=2, mlp_width=4, max_positions=19)
-    )
+    setting = dataclasses.replace(SMALL, test_lengths=(6, 12, 18), width=4, heads=2, mlp_width=4)
+    task = TransformerLanguageRuns("TWO_B", setting)
     params = _random_params(task.shape, (1, 1), seed=6)
     model = SmallTransformer(task.shape)
     one = {k: v[0, 0] for k, v in params.items()}

@@ -42,17 +42,27 @@ from .word_sampling import labelled_words, sample_strings
 
 @dataclass(frozen=True)
 class TransformerSetting:
-    """The data and tests of the transformer task: training lengths 1..``max_train_length`` (N0);
-    at each of ``test_lengths`` (None: N0, 4 N0, 16 N0), ``test_per_class`` random words of each
-    class and ``pairs_per_class`` minimal pairs started from each class, drawn from ``test_seed``;
-    the test words are evaluated ``eval_chunk`` words at a time (memory)."""
+    """The data, tests and architecture of the transformer task: training lengths
+    1..``max_train_length`` (N0); at each of ``test_lengths`` (None: N0, 4 N0, 16 N0),
+    ``test_per_class`` random words of each class and ``pairs_per_class`` minimal pairs started from
+    each class, drawn from ``test_seed``; the test words are evaluated ``eval_chunk`` words at a time
+    (memory). The architecture fields (``width`` ... ``embedding_group``) are those of
+    :class:`~lagtheory.experiments.transformer_model.TransformerShape`, whose alphabet comes from the
+    language and whose position table covers the longest test word (:meth:`shape`)."""
 
     max_train_length: int = 16
     test_lengths: tuple[int, ...] | None = None
     test_per_class: int = 32
     pairs_per_class: int = 16
     test_seed: int = 2027
-    eval_chunk: int = 64
+    eval_chunk: int = 4
+    width: int = 16
+    heads: int = 2
+    layers: int = 1
+    mlp_width: int = 32
+    positions: str = "learned"
+    mlp_group: str = "output"
+    embedding_group: str = "attention"
 
     def __post_init__(self) -> None:
         check_integer(self.max_train_length, "max_train_length", 2)
@@ -65,6 +75,22 @@ class TransformerSetting:
             raise ValueError(f"test_lengths must be a strictly increasing tuple of lengths >= 2, got {lengths!r}")
         if max(lengths) <= self.max_train_length:
             raise ValueError(f"test_lengths must reach beyond max_train_length = {self.max_train_length}")
+        self.shape(2)  # checks the architecture fields
+
+    def shape(self, alphabet_size: int) -> TransformerShape:
+        """The model's architecture for an alphabet of ``alphabet_size`` letters, with a position for
+        every token of the longest test word (and the classification token)."""
+        return TransformerShape(
+            alphabet_size=alphabet_size,
+            width=self.width,
+            heads=self.heads,
+            layers=self.layers,
+            mlp_width=self.mlp_width,
+            positions=self.positions,
+            max_positions=max(self.lengths) + 1,
+            mlp_group=self.mlp_group,
+            embedding_group=self.embedding_group,
+        )
 
     @property
     def lengths(self) -> tuple[int, ...]:
@@ -116,36 +142,19 @@ def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int6
 
 
 class TransformerLanguageRuns:
-    """The transformer of ``shape`` on the language ``language`` (a name of
+    """The transformer of ``setting.shape`` on the language ``language`` (a name of
     :data:`~lagtheory.experiments.transformer_languages.TRANSFORMER_LANGUAGES`) under ``setting``,
-    as an engine task (module docstring); ``shape`` None is the default
-    :class:`~lagtheory.experiments.transformer_model.TransformerShape` with room for the longest test
-    word. Parameters and groups:
+    as an engine task (module docstring). Parameters and groups:
     :func:`~lagtheory.experiments.transformer_model.parameter_groups`."""
 
-    def __init__(
-        self, language: str, setting: TransformerSetting = TransformerSetting(), shape: TransformerShape | None = None
-    ) -> None:
+    def __init__(self, language: str, setting: TransformerSetting = TransformerSetting()) -> None:
         if language not in TRANSFORMER_LANGUAGES:
             raise ValueError(f"language must be one of {tuple(TRANSFORMER_LANGUAGES)}, got {language!r}")
         if not isinstance(setting, TransformerSetting):
             raise TypeError(f"setting must be a TransformerSetting, got {type(setting).__name__}")
         self.name, self.dfa, self.setting = language, TRANSFORMER_LANGUAGES[language], setting
-        k = len(self.dfa.alphabet)
-        if shape is None:
-            shape = TransformerShape(alphabet_size=k, max_positions=max(setting.lengths) + 1)
-        if not isinstance(shape, TransformerShape):
-            raise TypeError(f"shape must be a TransformerShape, got {type(shape).__name__}")
-        if shape.alphabet_size != k:
-            raise ValueError(
-                f"shape must have alphabet_size = {k} (the letters of {language}), got {shape.alphabet_size}"
-            )
-        if shape.max_positions < max(setting.lengths) + 1:
-            raise ValueError(
-                f"shape must have max_positions >= {max(setting.lengths) + 1} (the longest test word and the "
-                f"classification token), got {shape.max_positions}"
-            )
-        self.shape, self.model = shape, SmallTransformer(shape)
+        self.shape = setting.shape(len(self.dfa.alphabet))
+        self.model = SmallTransformer(self.shape)
         self._tests: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]] | None = None
 
     def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
