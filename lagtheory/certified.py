@@ -30,7 +30,10 @@ import flint
 from flint import arb
 
 PREC = 256
-"""Working precision in bits (about 77 decimal digits)."""
+"""Working precision in bits (about 77 decimal digits). Importing this module sets flint's
+global precision to it, so that arithmetic on the returned balls in a notebook cell (``c1 + w1``)
+keeps it; every function here also runs at ``PREC`` whatever the global setting."""
+flint.ctx.prec = PREC
 
 Number = int | float | Fraction | arb
 
@@ -249,7 +252,7 @@ def threshold_loss_bound(r: Number, q: Number) -> arb:
 
 @_precise
 def mean_b_fraction_geometric(q: Number) -> arb:
-    """m = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (eq-phase1; the
+    """M = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (eq-phase1; the
     series sum_n q (1 - q)^(n-1) / n in closed form)."""
     q = ball(q)
     return q * (1 / q).log() / (1 - q)
@@ -414,13 +417,20 @@ def several_b_certificate(
     horizon: int,
     loss_terms: int = 300,
     bound_terms: int = 2000,
+    one_b: Callable[[int], arb] | None = None,
 ) -> SeveralBCertificate:
     """Certify L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n) (eq-lower-several-b) at t = 0
     (p = k/n). ``u`` may hold balls (a box of output layers): then the lower bound holds on the box
     (each term sp(-(u_a (1 - k/n) + u_b k/n)) has each argument once, so its ball is the exact range)
     and ``horizon`` must be at most N(0, u) on the box (the right side decreases in N).
-    ``pmf(n)`` = pi(n); ``kappa(n, k)``; ``one_b_tail(M)`` >= sum_{n > M} pi(n) kappa(1 | n).
-    L is bounded below by its negatives and its positives with n <= ``loss_terms``."""
+    ``pmf(n)`` = pi(n); ``kappa(n, k)``; ``one_b(n)`` = pi_+(n), by default pi(n) kappa(1 | n);
+    ``one_b_tail(M)`` >= sum_{n > M} one_b(n). L is bounded below by its negatives and its
+    positives with n <= ``loss_terms``."""
+    if one_b is None:
+
+        def one_b(n: int) -> arb:
+            return pmf(n) * kappa(n, 1)
+
     u_a, u_b = ball(u[0]), ball(u[1])
     positives = arb(0)
     for n in range(1, loss_terms + 1):
@@ -432,7 +442,7 @@ def several_b_certificate(
     loss_lower = (softplus(u_a) + positives).lower() / 2
     beyond = arb(0)
     for n in range(horizon + 1, bound_terms + 1):
-        beyond += pmf(n) * kappa(n, 1)
+        beyond += one_b(n)
     bound_upper = (arb(2).log() / 2 * with_tail(beyond, one_b_tail(bound_terms))).upper()
     return SeveralBCertificate(horizon, arb(loss_lower), arb(bound_upper))
 

@@ -115,7 +115,9 @@ class ClaimMap:
             if s.kind in THEOREM_LIKE and not s.checks:
                 found.append(f"{s.source}: {s.kind} {s.label} has no check attached")
             if s.checks == {CERTIFIED}:
-                found.append(f"{s.source}: {s.kind} {s.label} has certified checks but no sympy or numeric check beside them")
+                found.append(
+                    f"{s.source}: {s.kind} {s.label} has certified checks but no sympy or numeric check beside them"
+                )
             found.extend(
                 f"{s.source}: the proof of {s.label} cites unknown label {c}"
                 for c in sorted(s.cites)
