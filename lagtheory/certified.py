@@ -225,6 +225,29 @@ def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonC
 
 
 @_precise
+def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> int:
+    """N(t, u) of thm-threshold (a) for t < 1, u_a < 0 < u_b: the largest n with g_t(n) < R = u_b / (-u_a)
+    (g_t increases), by bisection on [0, max_length] with every comparison decided over the ball
+    (ValueError if one is not, or if the horizon is beyond max_length)."""
+    t, R = ball(t), ball(u_b) / (-ball(u_a))
+    if not (t < 1 and ball(u_a) < 0 and R > 0):
+        raise ValueError("horizon needs t < 1, u_a < 0 < u_b")
+    if odds(max_length + 1, t) < R:
+        raise ValueError(f"the horizon is beyond max_length = {max_length}")
+    low, high = 1, max_length + 1  # g_t(1) = 0 < R, g_t(high) >= R
+    while high - low > 1:
+        mid = (low + high) // 2
+        g = odds(mid, t)
+        if g < R:
+            low = mid
+        elif g >= R:
+            high = mid
+        else:
+            raise ValueError(f"g_t({mid}) = {g} against R = {R} is not decided at {PREC} bits")
+    return low
+
+
+@_precise
 def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
     """L(theta, u) of eq. eq-population-loss, balanced classes, one-b positives, geometric
     lengths: 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n)) with sp(x) = log(1 + e^x),

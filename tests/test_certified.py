@@ -104,9 +104,21 @@ def test_horizon_certificate_holds_for_the_horizon_only(t_value, R):
     u_b = R * 0.2
     N = brute_horizon(t_value, mpmath.mpf(u_b) / mpmath.mpf(0.2))
     assert C.horizon_certificate(t_value, u_a, u_b, N).holds
+    assert C.horizon(t_value, u_a, u_b) == N
     assert not C.horizon_certificate(t_value, u_a, u_b, N + 1).below
     if N > 0:
         assert not C.horizon_certificate(t_value, u_a, u_b, N - 1).beyond
+
+
+def test_horizon_where_float64_cannot_tell():
+    """t = 0.97, u = (-1, 3): the horizon is near 8e15, where g_t moves by a relative 4e-18 per unit
+    of n, below float64 resolution; the bisection in balls finds the n with g(n) < 3 <= g(n + 1)."""
+    N = C.horizon(0.97, -1.0, 3.0)
+    t = mpmath.mpf(0.97)
+    with mpmath.workdps(80):
+        assert (N - 1) * mpmath.mpf(N) ** (-t) < 3 <= N * mpmath.mpf(N + 1) ** (-t)
+    with pytest.raises(ValueError, match="beyond max_length"):
+        C.horizon(0.97, -1.0, 3.0, max_length=10**15)
 
 
 def test_loss_and_threshold_bound():
