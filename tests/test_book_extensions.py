@@ -73,6 +73,7 @@ def source(tmp_path_factory):
                     "```{prf:proof}\nBy {prf:ref}`lem-small`.\n```\n",
                 ),
                 ("code", "# check[sympy]: thm-big\nprint('checked')"),
+                ("code", "# check[certified]: thm-big\nprint('checked')"),
             ]
         )
     )
@@ -146,6 +147,27 @@ def test_claim_map_links_to_statements_and_check_cells(built):
         target, _, anchor = href.partition("#")
         assert (built / target).is_file(), href
         assert not anchor or anchor in ids((built / target).read_text()), href
+
+
+def test_certified_checks_are_marked_and_coloured(built):
+    """A certified check cell says so above it, and its statement has its own colour in the map."""
+    two = (built / "two.html").read_text()
+    headers = re.findall(r'<p class="check-header([^"]*)">(.*?)</p>', two, re.S)
+    assert [("check-sympy" in c, "check-certified" in c) for c, _ in headers] == [(True, False), (False, True)]
+    assert "certified (ball arithmetic)" in headers[1][1] and "certified" not in headers[0][1]
+    (line,) = re.findall(r'<p class="checked-by ([^"]*)">(.*?)</p>', two, re.S)
+    assert "status-certified" in line[0] and "certified check" in line[1] and 'href="#check-two-2"' in line[1]
+    page = (built / "map.html").read_text()
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    nodes = dict(re.findall(r'<a class="claim-node status-(\w+)" href="[^"]*#([\w-]+)"', svg))
+    assert nodes == {"both": "lem-small", "certified": "thm-big"} or {v: k for k, v in nodes.items()} == {
+        "lem-small": "both",
+        "thm-big": "certified",
+    }
+    assert 'class="claim-chip check-certified"' in svg
+    table = page[page.index('<table class="claim-table') :]
+    statuses = re.findall(r'<span class="claim-status status-(\w+)">([^<]*)</span>', table)
+    assert statuses == [("both", "sympy and numeric"), ("certified", "certified at instances, and checked")]
 
 
 def test_environment_table_compares_pins_with_the_environment(built):

@@ -7,10 +7,11 @@ links by ``claim_links``), and the citation edges, and returns SVG markup.
 * Chapters are horizontal bands, top to bottom in reading order, each headed by
   the chapter's number and title (a link to the chapter); a band holds its
   statements left to right in the order they appear, ``PER_ROW`` to a row.
-* A node is a box coloured by check status (sympy and numeric, numeric only,
-  sympy only, none); the box links to the statement, and a row of chips under
-  its name links to each check cell (sympy chips first), wrapping after
-  ``CHIPS_PER_ROW``.
+* A node is a box coloured by check status (certified, sympy and numeric,
+  numeric only, sympy only, none; certified: at least one ball-arithmetic check
+  beside the others); the box links to the statement, and a row of chips under
+  its name links to each check cell (sympy chips first, then numeric, then
+  certified), wrapping after ``CHIPS_PER_ROW``.
 * An arrow runs from a result to each statement whose proof cites it: from the
   bottom of a box down to the top of a box in a later band, or as an arc over
   the row when both are in one chapter. Where several arrows leave or enter one
@@ -38,10 +39,11 @@ CHIP_GAP = 2
 CHIPS_PER_ROW = 13
 MARGIN = 8
 
-FILL = {"both": "#d3f9d8", "numeric": "#fff0d1", "sympy": "#dbe4ff", "none": "#f1f3f5"}
-STROKE = {"both": "#2b8a3e", "numeric": "#c77700", "sympy": "#3b5bdb", "none": "#868e96"}
-CHIP_FILL = {"sympy": "#3b5bdb", "numeric": "#c77700"}
+FILL = {"certified": "#f3d9fa", "both": "#d3f9d8", "numeric": "#fff0d1", "sympy": "#dbe4ff", "none": "#f1f3f5"}
+STROKE = {"certified": "#862e9c", "both": "#2b8a3e", "numeric": "#c77700", "sympy": "#3b5bdb", "none": "#868e96"}
+CHIP_FILL = {"sympy": "#3b5bdb", "numeric": "#c77700", "certified": "#862e9c"}
 STATUS_WORDS = {
+    "certified": "certified at its evaluated instances (ball arithmetic), and checked by sympy or numeric runs",
     "both": "checked by sympy and numeric runs",
     "numeric": "checked by numeric runs only",
     "sympy": "checked by sympy only",

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 
 from claim_graph import GraphNode, render_svg
-from claims import CHECK_KINDS, CheckCell, ClaimMap, Statement, read_claims
+from claims import CERTIFIED, CHECK_KINDS, CheckCell, ClaimMap, Statement, read_claims
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
@@ -34,12 +34,14 @@ from sphinx.util.nodes import make_refnode
 from table_frame import table_frame
 
 STATUS_CLASS = {
+    "certified": "certified",
     "sympy and numeric": "both",
     "numeric only": "numeric",
     "sympy only": "sympy",
     "none": "none",
 }
 STATUS_TEXT = {
+    "certified": "certified at instances, and checked",
     "sympy and numeric": "sympy and numeric",
     "numeric only": "numeric only",
     "sympy only": "sympy only",
@@ -213,7 +215,8 @@ def _check_header_paragraph(app: Sphinx, fromdocname: str, cell: CheckCell) -> n
     claims = _claims(app)
     paragraph = nodes.paragraph("", "", classes=["check-header", f"check-{cell.kind}"])
     paragraph += nodes.strong("", f"Check {cell.number}")
-    paragraph += nodes.Text(f" · {cell.kind} · ")
+    kind = "certified (ball arithmetic)" if cell.kind == CERTIFIED else cell.kind
+    paragraph += nodes.Text(f" · {kind} · ")
     targets: list[nodes.Node] = []
     for label in cell.labels:
         if label in claims.statements:
@@ -320,12 +323,14 @@ def _claim_graph_html(app: Sphinx, fromdocname: str, statements: list[Statement]
 
 
 LEGEND = """<div class="claim-legend" aria-hidden="false">
+<span class="claim-key status-certified">certified at instances (ball arithmetic), and checked</span>
 <span class="claim-key status-both">sympy and numeric</span>
 <span class="claim-key status-numeric">numeric only</span>
 <span class="claim-key status-sympy">sympy only</span>
 <span class="claim-key status-none">no check (definition)</span>
 <span class="claim-key-item"><span class="claim-key-chip check-sympy"></span> a sympy check cell</span>
 <span class="claim-key-item"><span class="claim-key-chip check-numeric"></span> a numeric check cell</span>
+<span class="claim-key-item"><span class="claim-key-chip check-certified"></span> a certified check cell</span>
 <span class="claim-key-item"><span class="claim-key-arrow">&#8594;</span> cited by the proof of</span>
 </div>
 """
