@@ -221,8 +221,9 @@ def _check_header_paragraph(app: Sphinx, fromdocname: str, cell: CheckCell) -> n
     for label in cell.labels:
         if label in claims.statements:
             targets.append(_statement_ref(app, fromdocname, claims.statements[label]))
-        else:  # emp-...: an experiment, not a statement
-            targets.append(nodes.emphasis("", f"the experiment ({label})"))
+        else:  # emp-...: an experiment, not a statement; its label is the authors' name, not the reader's
+            numbered = bool(app.env.toc_secnumbers.get(fromdocname, {}).get(""))
+            targets.append(nodes.emphasis("", f"the experiment of this {'chapter' if numbered else 'page'}"))
     paragraph.extend(_join(targets))
     return paragraph
 
