@@ -86,7 +86,7 @@ def print_wrapped(*values: object, sep: str = " ", width: int = COLUMN) -> None:
 
 
 def markdown_text(text: str) -> str:
-    """``text`` for a Markdown table cell: every character Markdown would read as markup escaped.
+    r"""``text`` for a Markdown table cell: every character Markdown would read as markup escaped.
 
     ``markdown_text("(0.3, 1) base*3.16")`` -> ``"(0.3, 1) base\\*3.16"``; a ``|`` cannot end
     the cell, a ``_`` or ``*`` starts no emphasis, a backslash stays a backslash.

@@ -83,7 +83,11 @@ DEFECTS = {
         "TeX outside typeset maths",
         (),
     ),
-    "dollar outside maths": ("<p>which to first order in 1/B$ (the delta method) is</p>", "TeX outside typeset maths", ()),
+    "dollar outside maths": (
+        "<p>which to first order in 1/B$ (the delta method) is</p>",
+        "TeX outside typeset maths",
+        (),
+    ),
     "list item inside a maths span": (
         "<p>(c) hence $V = a</p><ul><li><p>b, which to first order</p></li></ul>",
         "list item that starts inside a maths span",
@@ -97,7 +101,9 @@ DEFECTS = {
     ),
     # item 5: printed output and displays that the reader has to scroll sideways
     "scrolling printed output": (
-        '<div class="cell_output"><div class="output stream highlight-myst-ansi"><pre>' + "x" * 400 + "</pre></div></div>",
+        '<div class="cell_output"><div class="output stream highlight-myst-ansi"><pre>'
+        + "x" * 400
+        + "</pre></div></div>",
         "printed output scrolls sideways",
         (),
     ),
@@ -114,7 +120,11 @@ DEFECTS = {
         (),
     ),
     # item 8: internal labels in figure titles, check headers, outputs and tooltips
-    "label in text": ("<p>Figure 3.1: thm-threshold (a), exact.</p>", 'internal label shown to readers: "thm-threshold"', ()),
+    "label in text": (
+        "<p>Figure 3.1: thm-threshold (a), exact.</p>",
+        'internal label shown to readers: "thm-threshold"',
+        (),
+    ),
     "label in parentheses": ("<p>Check 1 · numeric · the experiment (emp-languages)</p>", '"emp-languages"', ()),
     "label in printed output": (
         '<div class="cell_output"><div class="output stream highlight-myst-ansi"><pre>eq-boundary: gap &lt; 1e-12</pre></div></div>',
@@ -223,7 +233,11 @@ def test_book_pages_skip_static_assets(tmp_path):
 
 def test_boxes_that_scroll_are_listed(driver, tmp_path):
     """A wide table in the prose scrolls in its container: no defect, but listed for authors to shorten."""
-    wide = '<div class="pst-scrollable-table-container" style="overflow-x: auto"><table><tr><td style="min-width: 900px">' + "x" * 40 + "</td></tr></table></div>"
+    wide = (
+        '<div class="pst-scrollable-table-container" style="overflow-x: auto"><table><tr><td style="min-width: 900px">'
+        + "x" * 40
+        + "</td></tr></table></div>"
+    )
     page = _site(tmp_path, CLEAN_BODY + wide)
     assert browser_check.check_page(driver, page) == []  # a scroll container is no defect
     (listed,) = browser_check.scrolling_boxes(driver)

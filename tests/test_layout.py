@@ -49,7 +49,9 @@ def test_a_line_without_a_break_point_stays_whole():
     assert wrap(word) == word
 
 
-@pytest.mark.parametrize(("width", "indent", "message"), [(10, 4, "width must be at least 20"), (40, 30, "indent must be in 0..20")])
+@pytest.mark.parametrize(
+    ("width", "indent", "message"), [(10, 4, "width must be at least 20"), (40, 30, "indent must be in 0..20")]
+)
 def test_bad_arguments_are_named(width, indent, message):
     with pytest.raises(ValueError, match=message):
         wrap("text", width=width, indent=indent)
@@ -62,7 +64,14 @@ def test_print_wrapped_prints_the_wrapped_text(capsys):
 
 @pytest.mark.parametrize(
     "name",
-    ["(0.3, 10) base*0.316, (0.3, 1) base*3.16", "budget T*2", "a_b_c and _x_", r"back\slash", "a | b", "[x](y) <b> `c` #1 ~s~ !"],
+    [
+        "(0.3, 10) base*0.316, (0.3, 1) base*3.16",
+        "budget T*2",
+        "a_b_c and _x_",
+        r"back\slash",
+        "a | b",
+        "[x](y) <b> `c` #1 ~s~ !",
+    ],
 )
 def test_markdown_text_renders_as_written(name):
     """Rendered by a CommonMark parser with tables (markdown-it, as MyST uses), the cell shows ``name``."""

@@ -156,7 +156,7 @@ def test_generated_tables_render_as_written(driver, page):
         "return [...document.querySelectorAll('article.bd-article .cell_output table')]"
         ".flatMap(t => [...t.querySelectorAll('th, td')].map(c => c.textContent.trim().replace(/\\s+/g, ' ')));"
     )
-    # Sphinx's smartquotes set every quote of the page, generated text too, as typography (r' as r’)
+    # Sphinx's smartquotes set every quote of the page, generated text too, as typography (r' as r + U+2019)
     differ = [(e, s) for e, s in zip(expected, shown, strict=False) if " ".join(e.split()) != s.translate(QUOTES)]
     assert len(shown) == len(expected) and not differ, f"{page}: cells written -> shown: {differ[:5]}"
 

@@ -189,25 +189,37 @@ def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[in
     return helps, hurts
 
 
+def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: float | None = None) -> dict[str, str]:
+    """Main-grid cell of ``task`` and ``optimiser`` -> "fewer", "more" or "no difference": whether lag has
+    significantly fewer or more failures than joint (McNemar exact, Holm over the task and optimiser's
+    main-grid cells, level :data:`ALPHA`)."""
+    if cap is None:
+        cap = failure_cap(record, task)
+    cells = [c for c in lag_cells(record, task, optimiser) if is_main(record, c)]
+    tests = [failure_test(record, c, cap=cap) for c in cells]
+    verdicts = {}
+    for cell, (joint_only, lag_only, _), p in zip(cells, tests, holm([t[2] for t in tests]), strict=True):
+        verdicts[cell] = "no difference" if p >= ALPHA else ("fewer" if joint_only > lag_only else "more")
+    return verdicts
+
+
 def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Over the main-grid cells of every record: failures of joint and of lag, paired runs, and the cells where
-    lag has significantly fewer / more failures (McNemar exact, Holm over each task and optimiser's 25
-    main-grid cells); and the failure rates of joint and lag with Adam on the language main grid."""
+    lag has significantly fewer / more failures (:func:`failure_verdicts`); and the failure rates of joint and
+    lag with Adam on the language main grid."""
     found = {"joint": 0, "lag": 0, "runs": 0, "fewer": 0, "more": 0}
     adam = {"joint": 0, "lag": 0, "runs": 0}
     for study, record in records.items():
         for task in tasks_of(record):
             cap = failure_cap(record, task)
             for optimiser in OPTIMISERS:
-                cells = [c for c in lag_cells(record, task, optimiser) if is_main(record, c)]
-                tests = [failure_test(record, c, cap=cap) for c in cells]
-                for cell, (joint_only, lag_only, _), p in zip(cells, tests, holm([t[2] for t in tests]), strict=True):
+                for cell, verdict in failure_verdicts(record, task, optimiser, cap).items():
                     joint, lag = failures(record, cell, "joint", cap), failures(record, cell, "lag", cap)
                     found["joint"] += int(joint.sum())
                     found["lag"] += int(lag.sum())
                     found["runs"] += joint.size
-                    if p < ALPHA:
-                        found["fewer" if joint_only > lag_only else "more"] += 1
+                    if verdict != "no difference":
+                        found[verdict] += 1
                     if study == "languages" and optimiser == "adam":
                         adam["joint"] += int(joint.sum())
                         adam["lag"] += int(lag.sum())

@@ -127,7 +127,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             True,
             "the first-position marker lets attention put weight n^s/(n^s+n-1) > 1/2 on x_1 once s >= 1 "
-            "(prop-first), and the other tokens then cannot outweigh it",
+            "(the proposition on FIRST in the generalisations chapter), and the other tokens then cannot outweigh it",
             {"theta": (0.0, 0.0), "s": 2.0, "u": (-1.0, 1.0)},
         ),
         "EVEN_PAIRS": LanguageTask(
@@ -145,7 +145,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "bigram",
             False,
             "a string is in CONTAINS_AB iff its bigram features contain ab: CONTAINS_B over the bigram "
-            "vocabulary, which attention recognises once the score of ab exceeds the others' by 1 (thm-threshold)",
+            "vocabulary, which attention recognises once the score of ab exceeds the others' by 1 (the threshold theorem)",
             {"theta": (0.0, 2.0, 0.0, 0.0), "u": (-1.0, 1.0, -1.0, -1.0)},
         ),
         "A_STAR_B_STAR": LanguageTask(
@@ -186,7 +186,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             False,
             "no features make it expressible here: at fixed n the output is monotone in the number k of b's "
-            "(lem-pooling), while the label alternates with k",
+            "(the pooling lemma), while the label alternates with k",
             None,
         ),
     }
