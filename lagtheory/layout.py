@@ -9,7 +9,10 @@ by :mod:`lagtheory.reporting`):
   width of a printed output at 1400 px in the built HTML (784 px, 14 px monospace:
   89 characters; ``tests/browser_check.py`` fails a page whose output scrolls).
 * :func:`markdown_text` escapes generated text for a Markdown table cell, so that a
-  name such as ``base*0.316`` or ``T*2`` shows as written and is not read as emphasis.
+  name such as ``base*0.316`` or ``T*2`` shows as written and is not read as emphasis;
+  :func:`table_with_widths` gives a generated Markdown table relative column widths, so
+  that the PDF wraps its columns (without them LaTeX sets a long table's every column on
+  one line, past the page edge).
 """
 
 from __future__ import annotations
@@ -92,3 +95,12 @@ def markdown_text(text: str) -> str:
     the cell, a ``_`` or ``*`` starts no emphasis, a backslash stays a backslash.
     """
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+
+
+def table_with_widths(lines: list[str], widths: list[int]) -> str:
+    """The Markdown table ``lines`` (header, separator, rows) as a MyST ``table`` directive with
+    relative column ``widths``, one per column of the header."""
+    columns = len(lines[0].strip().strip("|").split("|")) if lines else 0
+    if len(widths) != columns or any(w <= 0 for w in widths):
+        raise ValueError(f"widths must be {columns} positive numbers, one per column, got {widths}")
+    return "\n".join(["````{table}", f":widths: {' '.join(map(str, widths))}", "", *lines, "````"])

@@ -534,6 +534,10 @@ def readable_labels(text: str) -> str:
     return LABEL.sub(lambda m: f"{{eq}}`{m[1]}`" if m[1].startswith("eq-") else f"{{prf:ref}}`{m[1]}`", text)
 
 
+TABLE_WIDTHS = (18, 27, 27, 28)
+"""Relative column widths of the mutation table (mutation, change, unit test, chapters)."""
+
+
 def table(outcomes: list[Outcome], commit: str, command: str) -> str:
     caught_by_tests = sum(outcome.unit_test is not None for outcome in outcomes)
     caught_by_chapters = sum(any(v.startswith("cell") for v in outcome.chapters.values()) for outcome in outcomes)
@@ -548,6 +552,10 @@ def table(outcomes: list[Outcome], commit: str, command: str) -> str:
         f"survivors (missed by the unit tests or by every chapter): {len(survivors)}"
         + (f" ({', '.join(survivors)})." if survivors else "."),
         "",
+        # widths: the PDF wraps each column (without them LaTeX sets every column on one line)
+        "````{table}",
+        f":widths: {' '.join(map(str, TABLE_WIDTHS))}",
+        "",
         "| mutation | what it changes | first unit test that fails | chapters (first cell that fails) |",
         "| --- | --- | --- | --- |",
     ]
@@ -556,7 +564,7 @@ def table(outcomes: list[Outcome], commit: str, command: str) -> str:
         unit = f"`{outcome.unit_test}`" if outcome.unit_test else "**none**"
         what = outcome.mutation.what.replace("|", "\\|")
         lines.append(f"| `{outcome.mutation.name}` | {readable_labels(what)} | {unit} | {readable_labels(chapters)} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "````"]) + "\n"
 
 
 def main() -> None:

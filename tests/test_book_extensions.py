@@ -6,7 +6,8 @@ exercise with its solution, a claim-map page and a reproducibility page. The
 built HTML must carry the anchors, the "Checked by" lines, the check cells'
 headers and folding, the graph and table of the claim map, with every link
 pointing at an anchor that exists, the environment table, and the PDF link
-once a PDF exists; the LaTeX must print the exercise without its solution.
+once a PDF exists; the LaTeX must print the exercise without its solution, and the
+check cells without their code.
 """
 
 import json
@@ -204,3 +205,15 @@ def test_the_pdf_prints_exercises_without_solutions(source):
     )
     html = (build(source, "html") / "repro.html").read_text()
     assert "The secret solution." in html  # the HTML keeps the solution
+
+
+def test_the_pdf_prints_check_outputs_without_their_code(source):
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert r"\PYG{n}{x} \PYG{o}{=} \PYG{l+m+mi}{1}" in tex  # a cell that is not a check keeps its code
+    assert r"\PYG{n+nb}{print}" not in tex  # every check cell's code is left out
+    pointers = re.findall(r"The check\\textquotesingle\{\}s code is in (\S+), cell (\d+)\.", tex)
+    assert pointers == [("one.ipynb", "1"), ("one.ipynb", "3"), ("two.ipynb", "1"), ("two.ipynb", "2")]
+    assert tex.count("checked") >= 5  # the outputs stay
+    html = (build(source, "html") / "one.html").read_text()
+    assert "print" in html and "code is in" not in html  # the HTML keeps the (folded) code

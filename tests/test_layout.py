@@ -5,7 +5,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from lagtheory.layout import COLUMN, markdown_text, print_wrapped, wrap
+from lagtheory.layout import COLUMN, markdown_text, print_wrapped, table_with_widths, wrap
 
 LONG = (
     "324 of 625 runs recognise up to 1e12; 2 disagree with the boundary (5.3), all in cells the curve crosses; "
@@ -80,3 +80,12 @@ def test_markdown_text_renders_as_written(name):
     assert "<" not in cell.replace("&lt;", "")  # no element: no emphasis, code or link
     shown = cell.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&quot;", '"')
     assert shown == name
+
+
+def test_table_with_widths_wraps_a_table_in_a_table_directive():
+    lines = ["| a | b |", "|---|---|", "| 1 | x*y |"]
+    assert table_with_widths(lines, [30, 70]).split("\n") == ["````{table}", ":widths: 30 70", "", *lines, "````"]
+    with pytest.raises(ValueError, match="widths must be 2 positive numbers"):
+        table_with_widths(lines, [30, 30, 40])
+    with pytest.raises(ValueError, match="widths must be 2 positive numbers"):
+        table_with_widths(lines, [0, 100])

@@ -16,7 +16,7 @@ no claim link to a hidden target, and no page wider than a phone's screen (see
 table that a cell generates shows, cell by cell, the text the cell gave it (a
 ``*`` in a name read as emphasis would drop it). The verdict page answers its
 question before any table, and its tables keep their key columns on a phone's
-screen. A screenshot of every page (1400 px and 390 px wide, full height) is saved
+screen. Every figure a cell draws opens at full size on a click. A screenshot of every page (1400 px and 390 px wide, full height) is saved
 under ``_build/screenshots/`` so a change in the look can be seen, with
 ``scrolling-boxes.txt``: the tables and graphs of the prose a reader has to scroll
 sideways (allowed, but worth shortening).
@@ -189,3 +189,19 @@ def test_verdict_answers_first_and_fits_a_phone(driver):
     )
     driver.set_window_size(*browser_check.WINDOW)
     assert off == [], f"key columns off a {browser_check.PHONE[0]} px screen: {off}"
+
+
+def test_cell_figures_open_at_full_size(driver):
+    """Every figure a cell draws (the twelve-panel heat maps among them) is a link to its own image
+    file, which exists, so a reader can open it unscaled (book/_static/figure_links.js)."""
+    site = _site()
+    page = site / "book" / "empirical_languages.html"
+    browser_check._load(driver, page)
+    figures = driver.execute_script(
+        "return [...document.querySelectorAll('article.bd-article .cell_output img')]"
+        ".map(img => { const a = img.closest('a.figure-full-size'); return a ? a.getAttribute('href') : null; });"
+    )
+    assert len(figures) >= 2, f"{page.name}: expected the chapter's figures, found {len(figures)}"
+    unlinked = figures.count(None)
+    missing = [href for href in figures if href and not (page.parent / href).is_file()]
+    assert unlinked == 0 and not missing, f"{unlinked} figures without a link; links to missing files: {missing}"

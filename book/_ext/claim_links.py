@@ -118,6 +118,7 @@ def mark_cells_and_statements(app: Sphinx, doctree: nodes.document) -> None:
             container["prompt_show"] = app.config.claim_links_prompt_show
             container["prompt_hide"] = app.config.claim_links_prompt_hide
         container["classes"].append("check-cell")
+        container["check_notebook"] = str(app.env.doc2path(docname, base=False))
         parent = container.parent
         index = parent.index(container)
         parent.insert(index, check_header(anchor=cell.anchor, source=cell.source, cell=cell.cell))
@@ -356,6 +357,21 @@ def fill_placeholders(app: Sphinx, doctree: nodes.document, fromdocname: str) ->
         node.replace_self(content)
 
 
+def print_checks_without_code(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """In the PDF (LaTeX builders) a check cell shows its header and its output, not its code, which
+    the HTML folds: the code is replaced by a line saying where to read it (the notebook and cell)."""
+    if app.builder.format != "latex":
+        return
+    for container in list(doctree.findall(nodes.container)):
+        if "check-cell" not in container["classes"]:
+            continue
+        for source in [c for c in container.children if c.get("nb_element") == "cell_code_source"]:
+            where = f"{container.get('check_notebook')}, cell {container.get('cell_index')}"
+            pointer = nodes.paragraph("", "", nodes.emphasis("", f"The check's code is in {where}."))
+            pointer["classes"].append("check-code-pointer")
+            source.replace_self(pointer)
+
+
 def setup(app: Sphinx):
     """Register the claim links with Sphinx."""
     app.add_config_value("claim_links_book_dir", "book", "env")
@@ -369,4 +385,6 @@ def setup(app: Sphinx):
     app.connect("env-get-outdated", outdated_when_claims_change)
     app.connect("doctree-read", mark_cells_and_statements)
     app.connect("doctree-resolved", fill_placeholders)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("doctree-resolved", print_checks_without_code)
+    # env_version: doctrees read by an earlier version lack what this one stores on cells (check_notebook)
+    return {"env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

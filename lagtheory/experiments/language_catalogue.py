@@ -15,7 +15,7 @@ attention layer with a fixed query, linear readout) express it:
   symbol), vocabulary {aa, ab, ba, bb};
 
 optionally with the first-position marker of the model: a learnable score s
-added to position 1's attention score only (``prop-first``), or with *learned
+added to position 1's attention score only (the proposition on FIRST), or with *learned
 position scores*: one learnable score for each of the first P positions
 (P >= 2), so the model is told where a word begins but must learn which of
 its first positions matters. Positional information thus enters through the
@@ -163,7 +163,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             False,
             "no positional information is needed: a c outweighs everything once its score exceeds the others' by 1, "
-            "and otherwise a b does (thm-threshold, twice); the six other letters are distractors",
+            "and otherwise a b does (the threshold theorem, twice); the six other letters are distractors",
             {
                 "theta": (0.0, 2.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0),
                 "u": (-1.0, 1.0, -3.0, -1.0, -1.0, -1.0, -1.0, -1.0),
@@ -175,7 +175,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             False,
             "four learned position scores: once the first position's score s_1 >= 1 leads the others', position 1 "
-            "outweighs the rest of the word as with the marker (prop-first); the model is not told that it is "
+            "outweighs the rest of the word as with the marker (the proposition on FIRST); the model is not told that it is "
             "position 1, among the first four, that matters",
             {"theta": (0.0, 0.0), "s": (2.0, 0.0, 0.0, 0.0), "u": (-1.0, 1.0)},
             learned_positions=4,
