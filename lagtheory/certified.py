@@ -470,6 +470,49 @@ def several_b_certificate(
     return SeveralBCertificate(horizon, arb(loss_lower), arb(bound_upper))
 
 
+@_precise
+def power_law_tail_terms(
+    s: Number, counts: str, t: Number, u: tuple[Number, Number], first: int, last: int
+) -> list[arb]:
+    """Enclosures of the four expectations over positives of length >= ``first`` that
+    thm-tail-expansion expands (power-law lengths pi(n) = n^(-s)/zeta(s), s > 2, length scaling):
+    E_+[Phi(n, k); n >= first] for Phi = l(f) = log(1 + e^(-f)), sigma(-f)(1 - p), sigma(-f) p and
+    sigma(-f) p (1 - p) log n, with p = k n^t / (k n^t + n - k) and f = u_a + (u_b - u_a) p;
+    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths first..``last`` are
+    summed in balls; the rest is added as [0, bound]: with f in [min u, max u], the first three
+    terms are at most l(min u), 1, 1 and the fourth at most log n, and for n > L
+    sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L (log n <= log L + n/L)."""
+    if counts not in ("one-b", "uniform"):
+        raise ValueError(f"counts must be 'one-b' or 'uniform', got {counts!r}")
+    if not (isinstance(first, int) and isinstance(last, int) and 2 <= first <= last):
+        raise ValueError(f"first and last must be whole numbers with 2 <= first <= last, got {first!r}, {last!r}")
+    s, t, u_a, u_b = ball(s), ball(t), ball(u[0]), ball(u[1])
+    if not s > 2:
+        raise ValueError(f"s must exceed 2 (the log-weighted tail uses zeta(s - 1)), got {s}")
+    w = u_b - u_a
+    sums = [arb(0)] * 4
+    for n in range(first, last + 1):
+        n_ball = arb(n)
+        scaled, log_n = n_ball**t, n_ball.log()
+        ks = [1] if counts == "one-b" else range(1, n + 1)
+        inner = [arb(0)] * 4
+        for k in ks:
+            weighted = k * scaled
+            p = weighted / (weighted + (n - k))
+            f = u_a + w * p
+            miss = 1 / (1 + f.exp())
+            terms = (softplus(-f), miss * (1 - p), miss * p, miss * p * (1 - p) * log_n)
+            inner = [a + b for a, b in zip(inner, terms)]
+        weight = n_ball ** (-s) if counts == "one-b" else n_ball ** (-s - 1)
+        sums = [a + weight * b for a, b in zip(sums, inner)]
+    zeta_s = s.zeta()
+    rest = (s.zeta(arb(last + 1))) / zeta_s
+    rest_log = (arb(last).log() * s.zeta(arb(last + 1)) + (s - 1).zeta(arb(last + 1)) / last) / zeta_s
+    loss_bound = softplus(-(u_a.min(u_b)))
+    bounds = (loss_bound * rest, rest, rest, rest_log)
+    return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds)]
+
+
 # ---------------------------------------------------------------------------- ICL
 
 

@@ -248,3 +248,43 @@ def test_helpers():
         C.ball("0.1")
     with pytest.raises(ValueError, match="finite"):
         C.ball(math.inf)
+
+
+def _mp_terms(n, k, s, t, u_a, u_b):
+    """The four per-string terms of thm-tail-expansion times n^(-s), in mpmath (60 digits)."""
+    p = k * mpmath.power(n, t) / (k * mpmath.power(n, t) + n - k)
+    f = u_a + (u_b - u_a) * p
+    miss = 1 / (1 + mpmath.exp(f))
+    return [mpmath.log(1 + mpmath.exp(-f)), miss * (1 - p), miss * p, miss * p * (1 - p) * mpmath.log(n)]
+
+
+def test_power_law_tail_terms_one_b_against_mpmath():
+    s, t, u = 6, mpmath.mpf("1.2"), (-1, 2)
+    balls = C.power_law_tail_terms(s, "one-b", 1.2, (-1.0, 2.0), 65, 400)
+    with mpmath.workdps(40):
+        zeta_s = mpmath.zeta(s)
+        for i, enclosure in enumerate(balls):
+            exact = mpmath.nsum(lambda n, i=i: _mp_terms(n, 1, s, t, *u)[i] * n**-s, [65, mpmath.inf]) / zeta_s
+            assert enclosure.contains(arb(mpmath.nstr(exact, 38)))
+            assert 2 * float(enclosure.rad()) < 1e-2 * float(exact)  # the remainder beyond 400 is ~1e-3 relative
+    # the fourth term without its log n falls outside
+    with mpmath.workdps(60):
+        wrong = mpmath.nsum(lambda n: _mp_terms(n, 1, s, t, *u)[2] * (1 - 1 / (1 + (n - 1) * n**-t)) * n**-s,
+                            [65, mpmath.inf]) / mpmath.zeta(s)
+    assert not balls[3].contains(arb(mpmath.nstr(wrong, 50)))
+
+
+def test_power_law_tail_terms_uniform_against_mpmath():
+    s, t, u = 6, mpmath.mpf("-0.7"), (-2, 3)
+    balls = C.power_law_tail_terms(6, "uniform", -0.7, (-2.0, 3.0), 20, 60)
+    with mpmath.workdps(30):
+        zeta_s = mpmath.zeta(s)
+        # lengths 20..150 exactly: more than the balls' partial sums (to 60), less than the exact tails
+        sums = [mpmath.fsum(mpmath.fsum(_mp_terms(n, k, s, t, *u)[i] for k in range(1, n + 1)) * mpmath.mpf(n) ** (-s - 1)
+                            for n in range(20, 151)) / zeta_s for i in range(4)]
+    for enclosure, value in zip(balls, sums):
+        assert enclosure.contains(arb(mpmath.nstr(value, 28)))
+    with pytest.raises(ValueError, match="counts"):
+        C.power_law_tail_terms(6, "binomial", 1.0, (0.0, 1.0), 10, 20)
+    with pytest.raises(ValueError, match="s must exceed 2"):
+        C.power_law_tail_terms(2, "one-b", 1.0, (0.0, 1.0), 10, 20)
