@@ -99,8 +99,9 @@ def markdown_text(text: str) -> str:
 
 def table_with_widths(lines: list[str], widths: list[int]) -> str:
     """The Markdown table ``lines`` (header, separator, rows) as a MyST ``table`` directive with
-    relative column ``widths``, one per column of the header."""
+    relative column ``widths``, one per column of the header, set in the PDF as a ``longtable``
+    (a table that may break across pages: a tall one otherwise runs past the page's foot)."""
     columns = len(lines[0].strip().strip("|").split("|")) if lines else 0
     if len(widths) != columns or any(w <= 0 for w in widths):
         raise ValueError(f"widths must be {columns} positive numbers, one per column, got {widths}")
-    return "\n".join(["````{table}", f":widths: {' '.join(map(str, widths))}", "", *lines, "````"])
+    return "\n".join(["````{table}", f":widths: {' '.join(map(str, widths))}", ":class: longtable", "", *lines, "````"])

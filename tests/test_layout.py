@@ -84,7 +84,14 @@ def test_markdown_text_renders_as_written(name):
 
 def test_table_with_widths_wraps_a_table_in_a_table_directive():
     lines = ["| a | b |", "|---|---|", "| 1 | x*y |"]
-    assert table_with_widths(lines, [30, 70]).split("\n") == ["````{table}", ":widths: 30 70", "", *lines, "````"]
+    assert table_with_widths(lines, [30, 70]).split("\n") == [
+        "````{table}",
+        ":widths: 30 70",
+        ":class: longtable",
+        "",
+        *lines,
+        "````",
+    ]
     with pytest.raises(ValueError, match="widths must be 2 positive numbers"):
         table_with_widths(lines, [30, 30, 40])
     with pytest.raises(ValueError, match="widths must be 2 positive numbers"):
