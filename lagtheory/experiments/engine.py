@@ -26,7 +26,6 @@ or Adam), per-group initialisation scales and the attention's initialisation
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -326,26 +325,3 @@ def run_rows(
         final={name: value.numpy().copy() for name, value in final.items()},
         configs=tuple(configs),
     )
-
-
-def config_to_dict(config: Any) -> dict[str, Any]:
-    """A frozen dataclass as a JSON-ready dict (tuples become lists)."""
-    return json_ready(dataclasses.asdict(config))
-
-
-def config_from_dict(kind: type, values: Mapping[str, Any]) -> Any:
-    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples)."""
-    return kind(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
-
-
-def json_ready(value: Any) -> Any:
-    """Tuples and numpy values as JSON-ready lists and Python numbers."""
-    if isinstance(value, dict):
-        return {key: json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return json_ready(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

@@ -147,7 +147,7 @@ class TransformerLanguageRuns:
     as an engine task (module docstring). Parameters and groups:
     :func:`~lagtheory.experiments.transformer_model.parameter_groups`."""
 
-    def __init__(self, language: str, setting: TransformerSetting = TransformerSetting()) -> None:
+    def __init__(self, language: str, setting: TransformerSetting) -> None:
         if language not in TRANSFORMER_LANGUAGES:
             raise ValueError(f"language must be one of {tuple(TRANSFORMER_LANGUAGES)}, got {language!r}")
         if not isinstance(setting, TransformerSetting):
