@@ -36,8 +36,7 @@ SEEDS = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def record():
-    calibrations, results, _ = ST.run_study(SMALL, SEEDS)
-    return RC.study_record(SMALL, calibrations, results, SEEDS, "test")
+    return ST.run_study(SMALL, SEEDS, "test")
 
 
 def test_the_sweep_holds_the_stated_cells():

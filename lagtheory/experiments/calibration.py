@@ -44,13 +44,15 @@ def calibrate(
     optimiser: str,
     progress: Callable[[int], None] | None = None,
     task: Task | None = None,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """The base rates of a task and optimiser (module docstring): every rate of the grid, joint and lag,
     every main-grid cell, the calibration seeds, in one batched run. For each main-grid cell (its level
     name) the chosen rate is the one with the smallest mean, over joint and lag and the calibration seeds,
     of log10 of the final training loss (:func:`final_training_loss`), among the rates at which none of
     these runs diverged. Returns the grid, the cells' levels, per (rate, cell) that mean (None where a run
-    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate)."""
+    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate). ``device``: where
+    the engine trains (:func:`lagtheory.experiments.engine.run_rows`)."""
     grid = RATE_GRIDS[optimiser]
     levels = [main_level(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS]
     rows = []
@@ -60,7 +62,7 @@ def calibrate(
                 config = training_config(design, optimiser, rate, scale, ratio)
                 rows.extend((schedule, config) for schedule in ("joint", "lag"))
     task = the_study.build(design.name, design.setting) if task is None else task
-    result = run_rows(task, rows, CALIBRATION_SEEDS, progress, evaluate=False)
+    result = run_rows(task, rows, CALIBRATION_SEEDS, progress, evaluate=False, device=device)
     final = final_training_loss(result.losses).reshape(len(grid), len(levels), -1)  # (rates, cells, runs)
     diverged = np.isnan(final).sum(axis=-1)
     with np.errstate(divide="ignore"):

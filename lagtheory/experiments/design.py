@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from lagtheory.schedules import SCHEDULE_NAMES
 
-from .engine import Task, TrainingConfig, total_steps
+from .engine import Task, TrainingConfig
 
 OPTIMISERS = ("sgd", "adam")
 READOUT_SCALES = (0.01, 0.1, 0.3, 1.0, 3.0)
@@ -65,7 +65,8 @@ BUDGETS = (0.25, 0.5, 2.0, 4.0)
 BASE_RATE_FACTORS = (1 / math.sqrt(10), math.sqrt(10))
 SWEPT_ATTENTION_INITS = ("zero", "preset")
 """The levels of the initialisation sweep (every other cell starts ``"random"``)."""
-SWEEPS = ("main", "attention_init", "budget", "accounting", "base_rate")
+SWEEPS = ("main", "attention_init", "budget", "accounting", "base_rate", "fixed")
+"""The sweeps of the sweep design, and ``"fixed"``: the cells of a study that is not a sweep."""
 MARGIN = math.log10(1.1)
 PRIMARY = "log10_test_loss"
 
@@ -224,11 +225,6 @@ def capped_log_loss(test_loss: NDArray, zero_loss: NDArray) -> NDArray[np.float6
 def rows_of(cells: Sequence[Cell]) -> list[tuple[str, TrainingConfig]]:
     """The engine rows of the cells, cell by cell, schedule by schedule."""
     return [(schedule, cell.training) for cell in cells for schedule in cell.schedules]
-
-
-def engine_steps(cells: Sequence[Cell]) -> int:
-    """The engine steps of one batched run of these cells (for a progress bar)."""
-    return max(total_steps(schedule, config) for schedule, config in rows_of(cells))
 
 
 def is_centre(cell: Cell) -> bool:

@@ -177,32 +177,36 @@ def design_constants() -> dict[str, Any]:
     }
 
 
+def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
+    """A cell's part of the record (module docstring): its configuration, every seed's value of every
+    stored quantity (:func:`cell_values`) per schedule, and for the centre cell the curves; JSON-ready."""
+    values = cell_values(result, cell)
+    entry = {
+        "configuration": cell_configuration(cell),
+        "values": {
+            quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
+            for quantity, array in values.items()
+        },
+    }
+    if is_centre(cell):
+        entry["curves"] = {
+            quantity: {schedule: _rounded(array[k]) for k, schedule in enumerate(cell.schedules)}
+            for quantity, array in curves(result).items()
+        }
+    return entry
+
+
 def study_record(
     the_study: Study,
     calibrations: Mapping[str, Mapping[str, Any]],
-    results: Mapping[str, tuple[Cell, Any]],
+    cells: Mapping[str, Mapping[str, Any]],
     seeds: Sequence[int],
     command: str,
     seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The record of a study's runs (module docstring); ``results`` from
-    :func:`lagtheory.experiments.studies.run_cells` (all tasks and optimisers merged); ``seconds`` the
-    wall time of each task (calibration and sweep), kept for information (it depends on the machine)."""
-    cells = {}
-    for name, (cell, result) in results.items():
-        values = cell_values(result, cell)
-        cells[name] = {
-            "configuration": cell_configuration(cell),
-            "values": {
-                quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
-                for quantity, array in values.items()
-            },
-        }
-        if is_centre(cell):
-            cells[name]["curves"] = {
-                quantity: {schedule: _rounded(array[k]) for k, schedule in enumerate(cell.schedules)}
-                for quantity, array in curves(result).items()
-            }
+    """The record of a study's runs (module docstring); ``cells`` cell name -> :func:`cell_entry` (all
+    tasks and optimisers merged, :func:`lagtheory.experiments.studies.run_study`); ``seconds`` the wall
+    time of each task (calibration and sweep), kept for information (it depends on the machine)."""
     return {
         "format": FORMAT,
         "study": the_study.name,
@@ -220,7 +224,7 @@ def study_record(
         "seeds": list(seeds),
         "calibration": json_ready(dict(calibrations)),
         "seconds": {task: round(value) for task, value in (seconds or {}).items()},
-        "cells": cells,
+        "cells": dict(cells),
     }
 
 

@@ -14,6 +14,7 @@ record. :func:`rerun` runs part of a stored cell again, alone, from its stored c
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -22,15 +23,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.schedules import SCHEDULE_NAMES
+
 from .calibration import calibrate
-from .design import Cell, Study, TaskDesign, engine_steps, rows_of
+from .design import Cell, Study, TaskDesign, rows_of
+from .distributed import run_units_serially
 from .engine import CellResult, Task, check_seeds, run_rows
 from .icl import ICLSetting, ICLTask
 from .language_catalogue import TASKS
 from .language_runs import LanguageRuns, LanguageSetting
-from .records import cell_from_configuration, cell_values
+from .records import cell_entry, cell_from_configuration, cell_values, config_from_dict, config_to_dict, study_record
 from .regression import RegressionSetting, RegressionTask
 from .softmax_icl import SoftmaxICLSetting, SoftmaxICLTask
+from .transformer_languages import STUDY_LANGUAGES
+from .transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
 
 
 def run_cells(
@@ -39,14 +45,15 @@ def run_cells(
     seeds: Sequence[int],
     progress: Callable[[int], None] | None = None,
     task: Task | None = None,
+    device: str = "cpu",
 ) -> dict[str, tuple[Cell, CellResult]]:
     """Run cells of one task and optimiser in one batched loop: cell name -> (cell, its result)
-    (``task``: the engine task, if already built)."""
+    (``task``: the engine task, if already built; ``device``: where the engine trains)."""
     seeds = check_seeds(seeds)
     if not cells or len({(cell.task, cell.optimiser, cell.training.batch_size) for cell in cells}) != 1:
         raise ValueError("cells must be a non-empty list of cells of one task and optimiser")
     task = the_study.build(cells[0].task, cells[0].setting) if task is None else task
-    result = run_rows(task, rows_of(cells), seeds, progress)
+    result = run_rows(task, rows_of(cells), seeds, progress, device=device)
     results = {}
     start = 0
     for cell in cells:
@@ -56,40 +63,126 @@ def run_cells(
     return results
 
 
-def run_study(
-    the_study: Study, seeds: Sequence[int], progress: Callable[[int], None] | None = None
-) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[Cell, CellResult]], dict[str, float]]:
-    """Calibrate and run every cell of a study: (calibrations task -> optimiser -> :func:`lagtheory.experiments.calibration.calibrate`'s
-    result, cell name -> (cell, result), seconds per task)."""
-    calibrations: dict[str, dict[str, Any]] = {}
-    results: dict[str, tuple[Cell, CellResult]] = {}
-    seconds: dict[str, float] = {}
-    for design in the_study.tasks:
-        start = time.perf_counter()
-        task = the_study.build(design.name, design.setting)
-        calibrations[design.name] = {}
-        for optimiser in the_study.optimisers:
-            base_rates: Mapping[str, float] = {}
-            if the_study.calibrated:
-                calibration = calibrate(the_study, design, optimiser, progress, task)
-                calibrations[design.name][optimiser] = calibration
-                base_rates = calibration["base_rates"]
-            cells = the_study.cells(design, optimiser, base_rates)
-            results.update(run_cells(the_study, cells, seeds, progress, task))
-        seconds[design.name] = time.perf_counter() - start
-    return calibrations, results, seconds
+Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mapping[str, int], str], Mapping[str, Any]]
+"""How :func:`run_study` has units run: ``(units, work, weights, what they count) -> unit name -> result``;
+:func:`serially` here, or :func:`lagtheory.experiments.distributed.run_units` on a cluster."""
 
 
-def study_steps(the_study: Study) -> int:
-    """The engine steps of :func:`run_study` (for a progress bar)."""
-    return sum(
-        len(the_study.optimisers)
-        * (
-            design.steps * the_study.calibrated
-            + engine_steps(the_study.cells(design, the_study.optimisers[0], defaultdict(lambda: 1.0)))
-        )
+def serially(
+    units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
+) -> dict[str, dict[str, Any]]:
+    """Every unit in this process, one after the other (:func:`lagtheory.experiments.distributed.run_units_serially`)."""
+    return run_units_serially(units, work)
+
+
+def task_payload(design: TaskDesign) -> dict[str, Any]:
+    """A task design as JSON-ready data (its setting by :func:`lagtheory.experiments.records.config_to_dict`)."""
+    return {
+        "name": design.name,
+        "setting": config_to_dict(design.setting),
+        "steps": design.steps,
+        "batch_size": design.batch_size,
+        "description": design.description,
+    }
+
+
+def design_of(the_study: Study, payload: Mapping[str, Any]) -> TaskDesign:
+    """The :class:`TaskDesign` of :func:`task_payload`'s output."""
+    name = payload["name"]
+    setting = config_from_dict(the_study.setting_types[name], payload["setting"])
+    return TaskDesign(name, setting, payload["steps"], payload["batch_size"], payload["description"])
+
+
+def calibration_units(the_study: Study, device: str = "cpu") -> dict[str, dict[str, Any]]:
+    """The calibration of every task and optimiser of a calibrated study as units (none otherwise): name
+    ``calibration-<task>-<optimiser>`` -> payload for :func:`run_unit`."""
+    if not the_study.calibrated:
+        return {}
+    return {
+        f"calibration-{design.name}-{optimiser}": {
+            "kind": "calibration",
+            "study": the_study.name,
+            "task": task_payload(design),
+            "optimiser": optimiser,
+            "device": device,
+        }
         for design in the_study.tasks
-    )
+        for optimiser in the_study.optimisers
+    }
+
+
+def cell_units(
+    the_study: Study, seeds: Sequence[int], calibrations: Mapping[str, Mapping[str, Any]], device: str = "cpu"
+) -> dict[str, dict[str, Any]]:
+    """The cells of every task and optimiser as units, one per batched engine call (all cells of a task and
+    optimiser, as the serial run batches them): name ``cells-<task>-<optimiser>`` -> payload for
+    :func:`run_unit`, with the calibrated base rates (``calibrations`` task -> optimiser -> result)."""
+    seeds = list(check_seeds(seeds))
+    return {
+        f"cells-{design.name}-{optimiser}": {
+            "kind": "cells",
+            "study": the_study.name,
+            "task": task_payload(design),
+            "optimiser": optimiser,
+            "seeds": seeds,
+            "base_rates": dict(calibrations[design.name][optimiser]["base_rates"]) if the_study.calibrated else {},
+            "device": device,
+        }
+        for design in the_study.tasks
+        for optimiser in the_study.optimisers
+    }
+
+
+def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The work of one unit (:func:`calibration_units`, :func:`cell_units`), JSON-ready: ``calibration``
+    (:func:`lagtheory.experiments.calibration.calibrate`'s result) or ``cells`` (cell name ->
+    :func:`lagtheory.experiments.records.cell_entry`), and ``seconds`` its wall time. The study's ``build``
+    and ``cells`` are those of :data:`STUDIES` under the payload's study name; the task design (setting,
+    steps, batch size) is the payload's own."""
+    start = time.perf_counter()
+    the_study = study(payload["study"])
+    design = design_of(the_study, payload["task"])
+    task = the_study.build(design.name, design.setting)
+    if payload["kind"] == "calibration":
+        calibration = calibrate(the_study, design, payload["optimiser"], task=task, device=payload["device"])
+        return {"calibration": calibration, "seconds": time.perf_counter() - start}
+    if payload["kind"] != "cells":
+        raise ValueError(f"payload kind must be 'calibration' or 'cells', got {payload['kind']!r}")
+    cells = the_study.cells(design, payload["optimiser"], payload["base_rates"])
+    results = run_cells(the_study, cells, payload["seeds"], task=task, device=payload["device"])
+    entries = {name: cell_entry(cell, result) for name, (cell, result) in results.items()}
+    return {"cells": entries, "seconds": time.perf_counter() - start}
+
+
+def run_study(
+    the_study: Study, seeds: Sequence[int], command: str, execute: Execute = serially, device: str = "cpu"
+) -> dict[str, Any]:
+    """Calibrate (a calibrated study) and run every cell of a study; its record
+    (:func:`lagtheory.experiments.records.study_record`, written by ``command``).
+
+    The work is done in units (:func:`calibration_units`, then :func:`cell_units` with the chosen base
+    rates), each by :func:`run_unit`, through ``execute``: :func:`serially`, or on a dask cluster
+    (:mod:`lagtheory.experiments.run`). A unit depends only on its payload, so the record is the same
+    whichever way the units ran (the tests compare, bit for bit). ``device``: where the engine trains."""
+    for design in the_study.tasks:  # a design whose cells cannot be built fails before any work
+        for optimiser in the_study.optimisers:
+            the_study.cells(design, optimiser, defaultdict(lambda: 1.0))
+    calibrations: dict[str, dict[str, Any]] = {design.name: {} for design in the_study.tasks}
+    seconds: dict[str, float] = {design.name: 0.0 for design in the_study.tasks}
+    units = calibration_units(the_study, device)
+    for name, result in (execute(units, run_unit, dict.fromkeys(units, 1), "calibration") if units else {}).items():
+        calibrations[units[name]["task"]["name"]][units[name]["optimiser"]] = result["calibration"]
+        seconds[units[name]["task"]["name"]] += result["seconds"]
+    units = cell_units(the_study, seeds, calibrations, device)
+    weights = {
+        name: len(the_study.cells(design_of(the_study, p["task"]), p["optimiser"], p["base_rates"]))
+        for name, p in units.items()
+    }
+    cells: dict[str, Any] = {}
+    for name, result in execute(units, run_unit, weights, "cell").items():
+        cells.update(result["cells"])
+        seconds[units[name]["task"]["name"]] += result["seconds"]
+    return study_record(the_study, calibrations, cells, seeds, command, seconds)
 
 
 def rerun(
@@ -159,7 +252,71 @@ ICL = Study(
     setting_types={"linear": ICLSetting, "softmax": SoftmaxICLSetting},
 )
 
-STUDIES: Mapping[str, Study] = {study.name: study for study in (LANGUAGES, REGRESSION, ICL)}
+TRANSFORMER_STUDY_LANGUAGES = (*STUDY_LANGUAGES, "LAST_B", "TWO_B", "PARITY")
+"""The languages of the transformer study: the language study's star-free languages that
+:class:`~lagtheory.experiments.transformer_runs.TransformerLanguageRuns` supports (FIRST_LEARNED is FIRST
+read through other features), the two new star-free languages LAST_B and TWO_B, and the non-star-free
+control PARITY (:mod:`lagtheory.experiments.transformer_languages`)."""
+TRANSFORMER_SCHEDULES = tuple(name for name in SCHEDULE_NAMES if name != "one-step")
+"""The schedules of the transformer study: joint, lag, lead, three-phase and the two-timescale schedules
+of :data:`lagtheory.schedules.SCHEDULE_NAMES`."""
+
+
+def transformer_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
+    """The one cell of a language of the transformer study: every schedule of :data:`TRANSFORMER_SCHEDULES`
+    under :data:`~lagtheory.experiments.transformer_runs.TRANSFORMER_TRAINING` (uncalibrated; attention
+    initialised random, as this model needs) with the design's step budget T (warm-up T/4) and batch size;
+    ``base_rates`` is not used (the study is not calibrated)."""
+    steps = design.steps
+    training = dataclasses.replace(
+        TRANSFORMER_TRAINING,
+        steps=steps,
+        warm_steps=max(1, round(steps / 4)),
+        batch_size=design.batch_size,
+        optimiser=optimiser,
+    )
+    name = f"{design.name}/{optimiser}/fixed/uncalibrated"
+    return [
+        Cell(name, design.name, optimiser, "fixed", "uncalibrated", TRANSFORMER_SCHEDULES, design.setting, training)
+    ]
+
+
+TRANSFORMER = Study(
+    name="transformer",
+    description=(
+        "the standard small transformer (1 layer, 2 heads, width 16, learned positions) on five star-free "
+        "languages of the language study, two new star-free languages and the parity control, trained on "
+        "lengths 1..16 and tested at 16, 64 and 256"
+    ),
+    tasks=tuple(
+        TaskDesign(name, TransformerSetting(), steps=300, batch_size=32, description=f"the language {name}")
+        for name in TRANSFORMER_STUDY_LANGUAGES
+    ),
+    build=lambda name, setting: TransformerLanguageRuns(name, setting),
+    setting_types=dict.fromkeys(TRANSFORMER_STUDY_LANGUAGES, TransformerSetting),
+    optimisers=("adam",),
+    cells=transformer_cells,
+    calibrated=False,
+    constants={
+        "schedules": list(TRANSFORMER_SCHEDULES),
+        "training": config_to_dict(TRANSFORMER_TRAINING),
+        "languages": list(TRANSFORMER_STUDY_LANGUAGES),
+    },
+    metric=(
+        "recognised: the run classifies every random and hard test word of every test length above N0 right "
+        "(a sampled check, lagtheory.experiments.transformer_runs); higher is better"
+    ),
+    primary="recognised",
+    higher_is_better=True,
+    binary=True,
+    margin=0.1,
+    margin_rule=(
+        "0.1: recognition rates within 0.1 of joint's either way are too close to matter; fixed before any run of "
+        "this study"
+    ),
+)
+
+STUDIES: Mapping[str, Study] = {study.name: study for study in (LANGUAGES, REGRESSION, ICL, TRANSFORMER)}
 
 
 def study(name: str) -> Study:

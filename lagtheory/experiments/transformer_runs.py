@@ -160,6 +160,10 @@ class TransformerLanguageRuns:
     def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
         return parameter_groups(self.shape)
 
+    def to(self, device: torch.device) -> None:
+        """Move the model's own tensors (the sinusoidal position table) to ``device`` (the engine's)."""
+        self.model.to(device)
+
     def preset_attention(self) -> Mapping[str, torch.Tensor]:
         """No attention value is known to solve these languages for this model."""
         raise ValueError(f"the transformer task has no preset attention; use attention_init='random' ({self.name})")
