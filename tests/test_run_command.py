@@ -12,7 +12,7 @@ from lagtheory.experiments import run
 from lagtheory.experiments import studies as ST
 from lagtheory.experiments.design import TaskDesign
 from lagtheory.experiments.engine import TrainingConfig, check_device, run_rows
-from lagtheory.experiments.records import load_record, validate_record
+from lagtheory.experiments.records import cell_entry, load_record, validate_record
 from lagtheory.experiments.regression import RegressionSetting, RegressionTask
 from lagtheory.experiments.transformer_runs import TransformerSetting
 
@@ -121,3 +121,10 @@ def test_the_transformer_study_runs_its_languages_under_every_schedule():
     assert set(recognised) == set(cell.schedules)
     assert all(len(values) == 2 and all(isinstance(v, bool) for v in values) for values in recognised.values())
     assert record["calibration"] == {"PARITY": {}} and record["design"]["languages"][-1] == "PARITY"
+    # the units (payloads rebuilt into designs, results through JSON) give what the engine gives directly
+    design = tiny.tasks[0]
+    direct = ST.run_cells(tiny, tiny.cells(design, "adam", {}), (0, 1))
+    ((cell, result),) = direct.values()
+    assert json.dumps(cell_entry(cell, result), sort_keys=True) == json.dumps(
+        record["cells"][cell.name], sort_keys=True
+    )
