@@ -31,8 +31,7 @@ from typing import Any
 
 import torch
 
-from .design import Study
-from .distributed import run_units
+from .distributed import finished, run_units
 from .engine import check_device
 from .records import write_record
 from .studies import STUDIES, run_study
@@ -97,40 +96,36 @@ def main(arguments: list[str] | None = None) -> Path:
     command = shlex.join(["python", "-m", "lagtheory.experiments.run", *(arguments or sys.argv[1:])])
 
     torch.set_num_threads(1)
-    with contextlib.ExitStack() as stack:
-        scheduler = args.scheduler
-        if scheduler is None:  # one local cluster for the whole run (calibrations, then cells)
-            from dask.distributed import LocalCluster
-
-            cluster = stack.enter_context(
-                LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
-            )
-            scheduler = cluster.scheduler_address
-        return _run(the_study, seeds, output, folder, scheduler, args, command)
-
-
-def _run(
-    the_study: Study,
-    seeds: tuple[int, ...],
-    output: Path,
-    folder: Path,
-    scheduler: str,
-    args: argparse.Namespace,
-    command: str,
-) -> Path:
-    """Run the study's units on the cluster at ``scheduler`` and write the record (:func:`main`)."""
-
-    def on_cluster(
-        units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
-    ) -> Mapping[str, Any]:
-        return run_units(units, work, folder, scheduler=scheduler, progress=not args.quiet, weights=weights, unit=unit)
-
     print(
         f"{the_study.name}: {len(the_study.tasks)} tasks x {len(the_study.optimisers)} optimisers, {len(seeds)} seeds; "
         f"units in {folder}",
         file=sys.stderr,
     )
-    record = run_study(the_study, seeds, command, on_cluster, device=args.device)
+    with contextlib.ExitStack() as stack:
+        scheduler: list[str] = [] if args.scheduler is None else [args.scheduler]
+
+        def on_cluster(
+            units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
+        ) -> Mapping[str, Any]:
+            if not scheduler and set(units) - set(finished(units, folder)):
+                # one local cluster for the whole run (calibrations, then cells), started once there is work
+                from dask.distributed import LocalCluster
+
+                cluster = stack.enter_context(
+                    LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+                )
+                scheduler.append(cluster.scheduler_address)
+            return run_units(
+                units,
+                work,
+                folder,
+                scheduler=scheduler[0] if scheduler else None,
+                progress=not args.quiet,
+                weights=weights,
+                unit=unit,
+            )
+
+        record = run_study(the_study, seeds, command, on_cluster, device=args.device)
     for task, value in record["seconds"].items():
         print(f"{task}: {value} s of work (calibration and cells, every optimiser)", file=sys.stderr)
     write_record(record, output)
