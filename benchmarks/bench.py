@@ -256,8 +256,9 @@ ENGINE_TASKS = (("languages", "CONTAINS_AB"), ("regression", "regression"), ("ic
 def engine_cells() -> list[tuple[str, Any, Any]]:
     """(study name, cell, engine task) of the engine benchmark: the SGD centre cell of each of
     :data:`ENGINE_TASKS` as stored in book/data (with its calibrated base rate)."""
-    from lagtheory.experiments.records import load_record
-    from lagtheory.experiments.studies import STUDIES, cell_from_configuration, centre_name
+    from lagtheory.experiments.design import centre_name
+    from lagtheory.experiments.records import cell_from_configuration, load_record
+    from lagtheory.experiments.studies import STUDIES
 
     cells = []
     for name, task_name in ENGINE_TASKS:
@@ -316,9 +317,9 @@ def transformer_rows(seeds: int = 16, looped_seeds: int = 4, steps: int = 30) ->
     from torch.utils.flop_counter import FlopCounterMode
 
     from lagtheory.experiments.engine import run_rows, standard_draws
-    from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns
+    from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
 
-    task = TransformerLanguageRuns("FIRST")
+    task = TransformerLanguageRuns("FIRST", TransformerSetting())
     config = dataclasses.replace(TRANSFORMER_TRAINING, steps=steps, warm_steps=steps // 4)
     run_rows(task, [("joint", config)], [0], evaluate=False)  # warm-up
     a = torch.randn(1024, 1024, dtype=torch.float64)

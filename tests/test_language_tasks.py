@@ -302,7 +302,7 @@ def test_the_verifier_decides_three_phase_with_attention_step_100(name):
     """The case that made the float64 verifier raise (issue 9): three-phase with an attention step of 100 on the
     bigram languages (here with a first output step of 20, which makes the readout, and so the attention step,
     large). The signed-log verifier returns a verdict, and its worst case agrees with 60-digit mpmath."""
-    runs = LanguageRuns(TASKS[name])
+    runs = LanguageRuns(TASKS[name], LanguageSetting())
     config = dataclasses.replace(LANGUAGE_TRAINING, first_output_step=20.0)
     result = run_cell(runs, config, ["three-phase"], (0, 1, 2, 3))
     theta, u = result.final["theta"][0], result.final["u"][0]

@@ -1,4 +1,4 @@
-"""Tests of the study (lagtheory.experiments.studies) and its records (lagtheory.experiments.records): the
+"""Tests of the study (lagtheory.experiments.design, calibration, studies) and its records (lagtheory.experiments.records): the
 sweep holds the cells the study states, the calibration picks its rates by the stated rule, a record holds
 every seed's value of every quantity for every schedule with the configuration, and a stored cell re-runs,
 alone, to the same values."""
@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 
+from lagtheory.experiments import calibration as CB
+from lagtheory.experiments import design as DS
 from lagtheory.experiments import records as RC
 from lagtheory.experiments import studies as ST
 from lagtheory.experiments.regression import RegressionSetting
@@ -20,7 +22,7 @@ from lagtheory.schedules import SCHEDULE_NAMES
 SMALL = dataclasses.replace(
     ST.REGRESSION,
     tasks=(
-        ST.TaskDesign(
+        DS.TaskDesign(
             "regression",
             RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3),
             steps=12,
@@ -34,25 +36,21 @@ SEEDS = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def record():
-    calibrations, results, _ = ST.run_study(SMALL, SEEDS)
-    return RC.study_record(SMALL, calibrations, results, SEEDS, "test")
+    return ST.run_study(SMALL, SEEDS, "test")
 
 
 def test_the_sweep_holds_the_stated_cells():
     design = SMALL.tasks[0]
-    cells = ST.study_cells(
-        SMALL, design, "sgd", {ST.main_level(s, r): 0.1 for s in ST.READOUT_SCALES for r in ST.RATIOS}
-    )
+    cells = DS.study_cells(design, "sgd", {DS.main_level(s, r): 0.1 for s in DS.READOUT_SCALES for r in DS.RATIOS})
     sweeps = [cell.sweep for cell in cells]
     assert sweeps.count("main") == 25 and sweeps.count("attention_init") == 2 and sweeps.count("budget") == 4
     assert sweeps.count("accounting") == 1 and sweeps.count("base_rate") == 10
     # the base-rate row: every ratio at readout scale 0.3, its calibrated rate times and divided by sqrt(10)
     rates = {"scale=0.3 ratio=3": 0.2, "scale=0.3 ratio=10": 0.5}
-    cells = ST.study_cells(
-        SMALL,
+    cells = DS.study_cells(
         design,
         "sgd",
-        {ST.main_level(s, r): rates.get(ST.main_level(s, r), 0.1) for s in ST.READOUT_SCALES for r in ST.RATIOS},
+        {DS.main_level(s, r): rates.get(DS.main_level(s, r), 0.1) for s in DS.READOUT_SCALES for r in DS.RATIOS},
     )
     row = {cell.level: cell.training for cell in cells if cell.sweep == "base_rate"}
     high = row["ratio=3 base*3.16"]
@@ -61,14 +59,14 @@ def test_the_sweep_holds_the_stated_cells():
     )
     low = row["ratio=10 base*0.316"]
     assert math.isclose(low.attention_lr, 0.5 / math.sqrt(10) * math.sqrt(10)) and low.output_scale == 0.3
-    centre = next(cell for cell in cells if ST.is_centre(cell))
+    centre = next(cell for cell in cells if DS.is_centre(cell))
     assert centre.schedules == SCHEDULE_NAMES and centre.training.output_scale == 0.3
     # geometric-mean parametrisation: attention base sqrt(r), output base / sqrt(r)
     corner = next(cell for cell in cells if cell.level == "scale=3 ratio=10")
     assert math.isclose(corner.training.attention_lr, 0.1 * math.sqrt(10)) and math.isclose(
         corner.training.output_lr, 0.1 / math.sqrt(10)
     )
-    assert corner.schedules == ST.MAIN_SCHEDULES
+    assert corner.schedules == DS.MAIN_SCHEDULES
     budgets = sorted(cell.training.steps for cell in cells if cell.sweep == "budget")
     assert budgets == [3, 6, 24, 48]  # T = 12 times 1/4, 1/2, 2, 4
     assert all(cell.training.big_step == cell.training.attention_lr * cell.training.warm_steps for cell in cells)
@@ -77,18 +75,18 @@ def test_the_sweep_holds_the_stated_cells():
 
 def test_capped_log_loss_and_final_training_loss_by_hand():
     np.testing.assert_allclose(
-        ST.capped_log_loss([0.01, 3.0, np.nan], [1.0, 2.0, 2.0]), [-2.0, math.log10(2), math.log10(2)]
+        DS.capped_log_loss([0.01, 3.0, np.nan], [1.0, 2.0, 2.0]), [-2.0, math.log10(2), math.log10(2)]
     )
     losses = np.array([[5.0] * 10 + [1.0, 3.0], [1.0, np.inf] + [0.5] * 10])
     # a tenth of 12 steps is 1 step: the last loss; a run with a non-finite loss is NaN
-    np.testing.assert_array_equal(ST.final_training_loss(losses), [3.0, np.nan])
+    np.testing.assert_array_equal(CB.final_training_loss(losses), [3.0, np.nan])
 
 
 def test_calibration_follows_its_rule(record):
     for optimiser, calibration in record["calibration"]["regression"].items():
         means = np.array(calibration["mean_log10_final_training_loss"], dtype=float)  # (rates, cells), NaN: None
         diverged = np.array(calibration["diverged_runs"])
-        assert means.shape == (len(ST.RATE_GRIDS[optimiser]), 25) and np.all(np.isnan(means) == (diverged > 0))
+        assert means.shape == (len(CB.RATE_GRIDS[optimiser]), 25) and np.all(np.isnan(means) == (diverged > 0))
         for column, level in enumerate(calibration["levels"]):
             best = calibration["grid"][int(np.nanargmin(means[:, column]))]
             assert calibration["base_rates"][level] == best, (optimiser, level)
@@ -104,18 +102,18 @@ def test_record_holds_every_seed_and_the_configuration(record, tmp_path):
     loaded = RC.load_record(path)
     assert loaded["seeds"] == list(SEEDS) and len(loaded["cells"]) == 2 * (25 + 2 + 4 + 1 + 10)
     assert set(loaded["versions"]) == {"lagtheory", "torch", "numpy", "scipy", "python"}
-    centre = loaded["cells"][ST.centre_name("regression", "adam")]
+    centre = loaded["cells"][DS.centre_name("regression", "adam")]
     assert centre["configuration"]["setting"]["test_sizes"] == [4, 12]
     for schedule in SCHEDULE_NAMES:
         assert len(centre["values"]["log10_test_loss"][schedule]) == 3
         assert np.array(centre["values"]["test_errors"][schedule]).shape == (3, 2)
         assert len(centre["curves"]["loss"][schedule]) == 12
-    test_loss = RC.per_seed(loaded, ST.centre_name("regression", "adam"), "test_loss", "lag")
-    primary = RC.per_seed(loaded, ST.centre_name("regression", "adam"), "log10_test_loss", "lag")
+    test_loss = RC.per_seed(loaded, DS.centre_name("regression", "adam"), "test_loss", "lag")
+    primary = RC.per_seed(loaded, DS.centre_name("regression", "adam"), "log10_test_loss", "lag")
     zero = 10 ** np.max(primary)
     assert np.all(primary <= np.log10(zero)) and np.all(np.isclose(primary, np.log10(np.minimum(test_loss, zero))))
     assert RC.cells_where(loaded, optimiser="sgd", sweep="budget") == [
-        f"regression/sgd/budget/T*{factor:g}" for factor in ST.BUDGETS
+        f"regression/sgd/budget/T*{factor:g}" for factor in DS.BUDGETS
     ]
 
 
@@ -169,7 +167,7 @@ def test_bad_records_are_refused(record):
     with pytest.raises(ValueError, match="format"):
         RC.validate_record({"format": "other"}, "x")
     broken = json.loads(json.dumps(record))
-    broken["cells"][ST.centre_name("regression", "sgd")]["values"]["log10_test_loss"]["lag"] = [0.1]
+    broken["cells"][DS.centre_name("regression", "sgd")]["values"]["log10_test_loss"]["lag"] = [0.1]
     with pytest.raises(ValueError, match="one primary value per seed"):
         RC.validate_record(broken, "x")
     with pytest.raises(ValueError, match="name"):

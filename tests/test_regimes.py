@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lagtheory.experiments import regimes as G
-from lagtheory.experiments.studies import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
+from lagtheory.experiments.design import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
 
 SEEDS = list(range(30))
 BUDGETS = [0.25, 0.5, 2.0, 4.0]

@@ -1,8 +1,33 @@
-"""The experiment command (python -m lagtheory.experiments.run) outside a checkout."""
+"""The experiment command (python -m lagtheory.experiments.run): a study's units on a local dask cluster
+give the serial record bit for bit, a second run resumes from the written units, the device is checked,
+and the transformer study is a study the command runs."""
+
+import dataclasses
+import json
 
 import pytest
+import torch
 
 from lagtheory.experiments import run
+from lagtheory.experiments import studies as ST
+from lagtheory.experiments.design import TaskDesign
+from lagtheory.experiments.engine import TrainingConfig, check_device, run_rows
+from lagtheory.experiments.records import cell_entry, load_record, validate_record
+from lagtheory.experiments.regression import RegressionSetting, RegressionTask
+from lagtheory.experiments.transformer_runs import TransformerSetting
+
+SMALL_REGRESSION = dataclasses.replace(
+    ST.REGRESSION,
+    tasks=(
+        TaskDesign(
+            "regression",
+            RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3),
+            steps=12,
+            batch_size=4,
+            description="small",
+        ),
+    ),
+)
 
 
 def test_without_book_data_the_command_asks_for_an_output_path(tmp_path, monkeypatch, capsys):
@@ -11,3 +36,95 @@ def test_without_book_data_the_command_asks_for_an_output_path(tmp_path, monkeyp
         run.main(["icl", "--quiet"])
     assert stop.value.code == 2
     assert "--output: no folder book/data in the working directory" in capsys.readouterr().err
+
+
+def tiny_transformer(*languages):
+    """The transformer study on ``languages`` at a tiny size (width 4, one head, lengths 1..4, 4 steps)."""
+    setting = TransformerSetting(
+        max_train_length=4, test_lengths=(4, 8), test_per_class=2, pairs_per_class=1, width=4, heads=1, mlp_width=4
+    )
+    tasks = tuple(TaskDesign(name, setting, steps=4, batch_size=2, description="tiny") for name in languages)
+    return dataclasses.replace(ST.TRANSFORMER, tasks=tasks)
+
+
+def test_the_command_on_a_local_cluster_writes_the_serial_record_and_resumes(tmp_path, monkeypatch, capsys):
+    # the workers take build and cells from the registry and the (tiny) task design from each unit's payload
+    monkeypatch.setitem(run.STUDIES, "transformer", tiny_transformer("LAST_B", "PARITY"))
+    output = tmp_path / "summary.json"
+    arguments = ["transformer", "--seeds", "2", "--output", str(output), "--workers", "2", "--quiet"]
+    command = "python -m lagtheory.experiments.run " + " ".join(arguments)
+    assert run.main(arguments) == output
+    err = capsys.readouterr().err
+    assert f"wrote {output}" in err and "run the same command again" in err
+    units = sorted(path.name for path in (tmp_path / "summary.units").iterdir())
+    assert units == ["cells-LAST_B-adam.json", "cells-PARITY-adam.json"]
+    on_cluster = load_record(output)
+    serial = ST.run_study(tiny_transformer("LAST_B", "PARITY"), (0, 1), command)
+    for record in (on_cluster, serial):
+        record.pop("seconds")
+    assert json.dumps(on_cluster, sort_keys=True) == json.dumps(serial, sort_keys=True)
+    # every unit is written, so a second run computes nothing and writes the same record
+    stamps = {path.name: path.stat().st_mtime_ns for path in (tmp_path / "summary.units").iterdir()}
+    output.unlink()
+    run.main(arguments)
+    assert {path.name: path.stat().st_mtime_ns for path in (tmp_path / "summary.units").iterdir()} == stamps
+    again = load_record(output)
+    again.pop("seconds")
+    assert again == on_cluster
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_without_a_gpu_the_device_cuda_is_refused(tmp_path, capsys):
+    with pytest.raises(ValueError, match="device 'cuda' needs a GPU"):
+        check_device("cuda")
+    with pytest.raises(SystemExit) as stop:
+        run.main(["regression", "--device", "cuda", "--output", str(tmp_path / "r.json"), "--quiet"])
+    assert stop.value.code == 2 and "--device: device 'cuda' needs a GPU" in capsys.readouterr().err
+
+
+def test_a_bad_device_name_is_refused():
+    with pytest.raises(ValueError, match="device must be"):
+        check_device("abacus")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here")
+def test_on_a_gpu_the_engine_follows_the_cpu_run():
+    task = RegressionTask(SMALL_REGRESSION.tasks[0].setting)
+    config = TrainingConfig(
+        steps=12, attention_lr=0.05, output_lr=0.05, warm_steps=3, big_step=0.2, batch_size=4,
+        attention_init="random", optimiser="adam",
+    )  # fmt: skip
+    rows = [(schedule, config) for schedule in ("joint", "lag", "three-phase")]
+    cpu = run_rows(task, rows, (0, 1), device="cpu")
+    gpu = run_rows(task, rows, (0, 1), device="cuda")
+    assert torch.allclose(torch.from_numpy(gpu.losses), torch.from_numpy(cpu.losses), rtol=1e-9, atol=1e-12)
+    for name, value in cpu.metrics.items():
+        assert torch.allclose(torch.from_numpy(gpu.metrics[name] * 1.0), torch.from_numpy(value * 1.0), rtol=1e-9)
+
+
+def test_the_transformer_study_runs_its_languages_under_every_schedule():
+    assert "transformer" in run.parser().parse_args(["transformer"]).study
+    study = ST.study("transformer")
+    assert [design.name for design in study.tasks] == [
+        "FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "LAST_B", "TWO_B", "PARITY"
+    ]  # fmt: skip
+    assert study.primary == "recognised" and study.binary and study.higher_is_better and not study.calibrated
+    (cell,) = study.cells(study.tasks[0], "adam", {})
+    assert cell.schedules == (
+        "joint", "lag", "lead", "three-phase", "two-timescale-0.1", "two-timescale-0.3", "two-timescale-3"
+    )  # fmt: skip
+    assert cell.training.attention_init == "random" and cell.training.warm_steps == 75
+    tiny = tiny_transformer("PARITY")
+    record = ST.run_study(tiny, (0, 1), "test")
+    validate_record(record, "record")
+    recognised = record["cells"]["PARITY/adam/fixed/uncalibrated"]["values"]["recognised"]
+    assert set(recognised) == set(cell.schedules)
+    assert all(len(values) == 2 and all(isinstance(v, bool) for v in values) for values in recognised.values())
+    assert record["calibration"] == {"PARITY": {}} and record["design"]["languages"][-1] == "PARITY"
+    # the units (payloads rebuilt into designs, results through JSON) give what the engine gives directly
+    design = tiny.tasks[0]
+    direct = ST.run_cells(tiny, tiny.cells(design, "adam", {}), (0, 1))
+    ((cell, result),) = direct.values()
+    assert json.dumps(cell_entry(cell, result), sort_keys=True) == json.dumps(
+        record["cells"][cell.name], sort_keys=True
+    )

@@ -374,7 +374,7 @@ def test_a_tiny_run_learns_first():
         (lambda: TransformerSetting(test_lengths=(4, 8)), "test_lengths"),
         (lambda: TransformerSetting(test_lengths=(40, 20)), "test_lengths"),
         (lambda: TransformerSetting(pairs_per_class=0), "pairs_per_class"),
-        (lambda: TransformerLanguageRuns("CONTAINS_B"), "language"),
+        (lambda: TransformerLanguageRuns("CONTAINS_B", SMALL), "language"),
         (lambda: TransformerSetting(heads=3), "heads"),
         (lambda: TransformerSetting(positions="rotary"), "positions"),
         (lambda: TransformerLanguageRuns("FIRST", "setting"), "setting"),

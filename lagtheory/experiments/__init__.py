@@ -9,7 +9,11 @@ regression on the shared driver :mod:`~lagtheory.experiments.sequence_tasks`; th
 transformer: :mod:`~lagtheory.experiments.transformer_model`,
 :mod:`~lagtheory.experiments.transformer_languages`,
 :mod:`~lagtheory.experiments.transformer_runs`),
-the studies and their per-seed records (:mod:`~lagtheory.experiments.studies`,
-:mod:`~lagtheory.experiments.records`, the command
+the study layer by job (the design, constants and cells:
+:mod:`~lagtheory.experiments.design`; the base rates: :mod:`~lagtheory.experiments.calibration`;
+the studies and their runner: :mod:`~lagtheory.experiments.studies`; the per-seed records:
+:mod:`~lagtheory.experiments.records`; their statistics and figures:
+:mod:`~lagtheory.experiments.regimes`, :mod:`~lagtheory.experiments.regime_figures`; units on a
+dask cluster: :mod:`~lagtheory.experiments.distributed`; the command:
 :mod:`~lagtheory.experiments.run`) and the paired statistics
 (:mod:`~lagtheory.experiments.paired`)."""

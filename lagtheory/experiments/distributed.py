@@ -109,6 +109,8 @@ def run_units(
     workers: int = 2,
     progress: bool = True,
     on_result: Callable[[str], None] | None = None,
+    weights: Mapping[str, int] | None = None,
+    unit: str = "unit",
 ) -> dict[str, dict[str, Any]]:
     """Run every unfinished unit as a dask task and write each result to ``folder`` as it completes.
 
@@ -128,6 +130,10 @@ def run_units(
         Worker processes of the local cluster (1 or more; ignored with ``scheduler``).
     progress
         Show a progress bar over units (tqdm, on standard error).
+    weights
+        Unit name -> how many things (cells) it holds, which the progress bar counts (default 1 each).
+    unit
+        What the progress bar counts ("unit", "cell", ...).
     on_result
         Called with each unit's name once its result is written (after the write).
 
@@ -149,6 +155,7 @@ def run_units(
         _unit_path(folder, name)  # every name is checked before anything runs
     results = finished(units, folder)
     todo = [name for name in units if name not in results]
+    weight = {name: 1 if weights is None else weights[name] for name in units}
     if todo:
         if scheduler is None:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -163,7 +170,9 @@ def run_units(
                 ): name
                 for name in todo
             }
-            with tqdm(total=len(units), initial=len(units) - len(todo), unit="unit", disable=not progress) as bar:
+            total = sum(weight.values())
+            done = total - sum(weight[name] for name in todo)
+            with tqdm(total=total, initial=done, unit=unit, disable=not progress) as bar:
                 for future in as_completed(futures):
                     name = futures[future]
                     result = future.result()
@@ -172,7 +181,7 @@ def run_units(
                         {"name": name, "fingerprint": fingerprint(units[name]), "result": result},
                     )
                     results[name] = result
-                    bar.update()
+                    bar.update(weight[name])
                     if on_result is not None:
                         on_result(name)
         finally:

@@ -103,6 +103,39 @@ class Task(Protocol):
         """Test metrics of trained parameters, each of shape (schedules, seeds, ...)."""
 
 
+def check_device(device: str | torch.device) -> torch.device:
+    """The torch device ``device`` ("cpu", "cuda", "cuda:1", ...); ValueError naming ``device`` when it is
+    not a device name or is a GPU that this machine does not have."""
+    try:
+        checked = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda', got {device!r}") from error
+    if checked.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device {device!r} needs a GPU, but torch finds none here (torch.cuda.is_available() is False)"
+        )
+    if checked.type == "cuda" and (checked.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} GPU(s)")
+    if checked.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or a 'cuda' device, got {device!r}")
+    return checked
+
+
+def on_device(value: Any, device: torch.device) -> Any:
+    """A batch (a tensor, or a tuple, list, dict or dataclass of them) with every tensor moved to ``device``."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (tuple, list)):
+        return type(value)(on_device(item, device) for item in value)
+    if isinstance(value, dict):
+        return {key: on_device(item, device) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(
+            value, **{field.name: on_device(getattr(value, field.name), device) for field in dataclasses.fields(value)}
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class CellResult:
     """The runs of one or several cells, one row per (schedule, configuration), all seeds.
@@ -229,6 +262,7 @@ def run_rows(
     seeds: Sequence[int] = tuple(range(30)),
     progress: Callable[[int], None] | None = None,
     evaluate: bool = True,
+    device: str | torch.device = "cpu",
 ) -> CellResult:
     """Train every row (a schedule under a configuration) on every seed in one batched loop and
     evaluate them (``evaluate=False``: no test metrics).
@@ -244,6 +278,12 @@ def run_rows(
     as trained alone (the tests check this to 1e-12); batching rows shares the data and the
     per-step overhead between the cells of a sweep. A run whose loss becomes non-finite is
     recorded (NaN from then on), not stopped. ``progress(1)`` is called after every step.
+
+    ``device``: where the training runs ("cpu", or "cuda" where torch finds a GPU;
+    :func:`check_device`). The initial parameters are drawn on the CPU as always and moved there, so
+    are every step's batch (:func:`on_device`) and a task's own tensors (its optional ``to(device)``);
+    the traces, losses and trained parameters come back to the CPU, and the test metrics are computed
+    there. On a GPU the floats may differ from the CPU's in the last bits (other kernels).
     """
     if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not rows:
         raise ValueError("rows must be a non-empty sequence of (schedule name, TrainingConfig) pairs")
@@ -257,16 +297,21 @@ def run_rows(
     if len({(c.optimiser, c.batch_size) for c in configs}) != 1:
         raise ValueError("the rows batched together must share the optimiser and the batch size")
     seeds = check_seeds(seeds)
+    device = check_device(device)
     shapes = task.parameter_shapes()
     for name, (_, group) in shapes.items():
         if group not in GROUPS:
             raise ValueError(f"task parameter {name!r} must be in group 'attention' or 'output', got {group!r}")
     phases = [make_schedule(name, config) for name, config in zip(names, configs, strict=True)]
     draws = standard_draws(task, seeds)
+    if hasattr(task, "to"):
+        task.to(device)
     initial_by_config: dict[TrainingConfig, dict[str, torch.Tensor]] = {}
     for config in configs:
         if config not in initial_by_config:
-            initial_by_config[config] = scaled_parameters(task, config, draws)
+            initial_by_config[config] = {
+                name: value.to(device) for name, value in scaled_parameters(task, config, draws).items()
+            }
     initial = {name: torch.stack([initial_by_config[c][name] for c in configs]) for name in shapes}
     params = [{name: initial_by_config[c][name].clone().requires_grad_(True) for name in shapes} for c in configs]
     optimiser = TorchGroupOptimiser(
@@ -299,12 +344,12 @@ def run_rows(
             observed["attention_moved"] = displacement(current, attention_names)
             observed["output_moved"] = displacement(current, output_names)
             for key, value in observed.items():
-                traces.setdefault(key, []).append(value.numpy().copy())
+                traces.setdefault(key, []).append(value.cpu().numpy().copy())
         active = [k for k, phase in enumerate(phases_now) if phase is not None]
-        losses = task.losses(stacked(False, active), stream.batch(step))
+        losses = task.losses(stacked(False, active), on_device(stream.batch(step), device))
         optimiser.backward(losses.sum(), phases_now)
         values = np.full((len(params), len(seeds)), np.nan)
-        values[active] = losses.detach().numpy()
+        values[active] = losses.detach().cpu().numpy()
         if progress is not None:
             progress(1)
         return values
@@ -312,7 +357,9 @@ def run_rows(
     losses = descend(phases, gradient, optimiser.update, allow_non_finite=True)  # (steps, rows, seeds)
     losses = np.moveaxis(losses, 0, -1)
     losses[~np.isfinite(losses)] = np.nan
-    final = stacked(True, everything)
+    final = {name: value.cpu() for name, value in stacked(True, everything).items()}
+    if hasattr(task, "to"):
+        task.to(torch.device("cpu"))
     metrics = {}
     if evaluate:
         with torch.no_grad():
@@ -326,26 +373,3 @@ def run_rows(
         final={name: value.numpy().copy() for name, value in final.items()},
         configs=tuple(configs),
     )
-
-
-def config_to_dict(config: Any) -> dict[str, Any]:
-    """A frozen dataclass as a JSON-ready dict (tuples become lists)."""
-    return json_ready(dataclasses.asdict(config))
-
-
-def config_from_dict(kind: type, values: Mapping[str, Any]) -> Any:
-    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples)."""
-    return kind(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
-
-
-def json_ready(value: Any) -> Any:
-    """Tuples and numpy values as JSON-ready lists and Python numbers."""
-    if isinstance(value, dict):
-        return {key: json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return json_ready(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

@@ -11,7 +11,7 @@ Definitions (the registration uses the same):
 
 * a run *fails* (:func:`failures`) when its held-out loss is not finite or at or
   above the held-out loss of the prediction 0, the cap of the capped metric
-  (:func:`lagtheory.experiments.studies.capped_log_loss`); the cap of a task is read
+  (:func:`lagtheory.experiments.design.capped_log_loss`); the cap of a task is read
   off the record (:func:`failure_cap`): the primary value of every run that
   :func:`lagtheory.experiments.records.failed_runs` flags, which must be one number;
 * the *failure comparison* of a cell (:func:`failure_test`) is McNemar's exact test
@@ -34,10 +34,10 @@ import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
+from .design import OPTIMISERS, PRIMARY, centre_name
 from .paired import holm, mcnemar_exact
 from .records import cells_where, failed_runs, load_record, per_seed
 from .regimes import effect, regime_map, tasks_of, verdict_counts
-from .studies import OPTIMISERS, PRIMARY, centre_name
 
 STUDY_NAMES = ("languages", "regression", "icl")
 ALPHA = 0.05

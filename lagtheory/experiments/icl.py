@@ -47,7 +47,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer, check_positive
 
-from .engine import TrainingConfig
 from .sequence_tasks import SequenceRegression, SequenceSetting, seed_einsum
 
 
@@ -273,30 +272,6 @@ class ICLSetting(SequenceSetting):
         check_integer(self.dim, "dim", 1)
 
 
-ICL_SETTING = ICLSetting(
-    train_min=2,
-    train_max=40,
-    test_sizes=(5, 10, 20, 40, 60, 100, 160, 250, 400, 630, 1000),
-    test_size=500,
-    test_seed=10**6,
-)
-"""The chapter's data: D = 5, training context sizes 2..40, 500 test prompts per test context size."""
-
-ICL_TRAINING = TrainingConfig(
-    steps=400,
-    attention_lr=0.05,
-    output_lr=0.05,
-    warm_steps=100,
-    big_step=5.0,
-    batch_size=128,
-    output_scale=0.1,
-    attention_init="random",
-    attention_scale=0.1,
-)
-"""The chapter's regime: SGD, one step size 0.05 (small enough for two-timescale-3), ``big_step`` 5
-(small enough for one-step's output phase to stay stable), K and w i.i.d. N(0, 0.1^2)."""
-
-
 class PromptRegressionTask(SequenceRegression):
     """In-context regression read by a :class:`PromptAttentionLayer`, as an engine task: parameters
     ``value`` w (output group) and ``key_query`` K (attention group), target y_q. A subclass names its
@@ -337,7 +312,7 @@ class ICLTask(PromptRegressionTask):
     prediction = staticmethod(predict)
     moments = True
 
-    def __init__(self, setting: ICLSetting = ICL_SETTING) -> None:
+    def __init__(self, setting: ICLSetting) -> None:
         if type(setting) is not ICLSetting:
             raise TypeError(f"setting must be an ICLSetting, got {type(setting).__name__}")
         self.setting = setting

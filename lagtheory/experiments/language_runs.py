@@ -98,7 +98,7 @@ class LanguageRuns:
     with P learned position scores ``s`` (P,) (attention group).
     """
 
-    def __init__(self, task: LanguageTask, setting: LanguageSetting = LanguageSetting()) -> None:
+    def __init__(self, task: LanguageTask, setting: LanguageSetting) -> None:
         if not isinstance(task, LanguageTask):
             raise TypeError(f"task must be a LanguageTask, got {type(task).__name__}")
         self.task, self.setting, self.name = task, setting, task.name

@@ -44,10 +44,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer
 
+from .design import OPTIMISERS, training_config
 from .exploratory import ALPHA, failure_cap, failure_test, lag_cells, load_exploratory
 from .predictor import THRESHOLD, first_step_balance
+from .records import cell_from_configuration
 from .regimes import tasks_of
-from .studies import OPTIMISERS, cell_from_configuration, study, training_config
+from .studies import study
 
 SWEEPS = ("main", "attention_init")
 OUTPUT = Path("book/data/predictor_exploratory.json")

@@ -23,6 +23,7 @@ with 6 significant digits.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import platform
@@ -34,26 +35,107 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .engine import json_ready
-from .paired import Comparison, compare
-from .studies import (
-    ATTENTION_INITS,
+from .calibration import RATE_GRIDS
+from .design import (
     BASE_RATE_FACTORS,
     BUDGETS,
     CENTRE,
     MAIN_SCHEDULES,
-    RATE_GRIDS,
+    PRIMARY,
     RATIOS,
     READOUT_SCALES,
+    SWEPT_ATTENTION_INITS,
     Cell,
     Study,
-    cell_configuration,
-    cell_values,
-    curves,
+    capped_log_loss,
     is_centre,
 )
+from .engine import CellResult, TrainingConfig
+from .paired import Comparison, compare
 
 FORMAT = "lagtheory-study-2"
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    """A frozen dataclass as a JSON-ready dict (tuples become lists)."""
+    return json_ready(dataclasses.asdict(config))
+
+
+def config_from_dict(kind: type, values: Mapping[str, Any]) -> Any:
+    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples)."""
+    return kind(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
+
+
+def json_ready(value: Any) -> Any:
+    """Tuples and numpy values as JSON-ready lists and Python numbers."""
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return json_ready(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
+    """The per-seed quantities stored for a cell, name -> (schedules, seeds, ...): the primary metric, the
+    held-out loss, whether the run diverged, the displacement of each group after 10 steps, the task's
+    scalar metrics, and for the centre cell also the per-size metrics and the trained parameters."""
+    metrics = result.metrics
+    values = {
+        PRIMARY: capped_log_loss(metrics["test_loss"], metrics["zero_loss"]),
+        "test_loss": metrics["test_loss"],
+        "diverged": ~np.isfinite(metrics["test_loss"]),
+        "attention_moved_at_10": result.traces["attention_moved"][..., min(10, result.losses.shape[-1] - 1)],
+        "output_moved_at_10": result.traces["output_moved"][..., min(10, result.losses.shape[-1] - 1)],
+    }
+    for name in ("recognised", "horizon", "accuracy_above_training", "recognised_at", "hard_accuracy"):
+        if name in metrics:
+            values[name] = metrics[name]
+    if is_centre(cell) or cell.sweep in ("attention_init", "accounting"):
+        for name in ("accuracy", "test_errors"):
+            if name in metrics:
+                values[name] = metrics[name]
+        values.update({f"final_{name}": value for name, value in result.final.items()})
+    return values
+
+
+def curves(result: CellResult) -> dict[str, NDArray]:
+    """Mean over seeds of the training loss and of every trace, per schedule and step."""
+    with np.errstate(invalid="ignore"):
+        means = {"loss": np.nanmean(np.where(np.isnan(result.losses), np.nan, result.losses), axis=1)}
+    means.update({name: trace.mean(axis=1) for name, trace in result.traces.items()})
+    return means
+
+
+def cell_configuration(cell: Cell) -> dict[str, Any]:
+    """The full configuration of a cell, JSON-ready."""
+    return {
+        "cell": cell.name,
+        "task": cell.task,
+        "optimiser": cell.optimiser,
+        "sweep": cell.sweep,
+        "level": cell.level,
+        "schedules": list(cell.schedules),
+        "setting": config_to_dict(cell.setting),
+        "training": config_to_dict(cell.training),
+    }
+
+
+def cell_from_configuration(the_study: Study, configuration: Mapping[str, Any]) -> Cell:
+    """The :class:`Cell` of a stored configuration (:func:`cell_configuration`)."""
+    return Cell(
+        configuration["cell"],
+        configuration["task"],
+        configuration["optimiser"],
+        configuration["sweep"],
+        configuration["level"],
+        tuple(configuration["schedules"]),
+        config_from_dict(the_study.setting_types[configuration["task"]], configuration["setting"]),
+        config_from_dict(TrainingConfig, configuration["training"]),
+    )
 
 
 def versions() -> dict[str, str]:
@@ -82,7 +164,7 @@ def _stored(value: Any) -> Any:
 
 
 def design_constants() -> dict[str, Any]:
-    """The constants of the sweep (:mod:`lagtheory.experiments.studies`), as stored in a record."""
+    """The constants of the sweep (:mod:`lagtheory.experiments.design`) and the calibration grids, as stored in a record."""
     return {
         "readout_scales": list(READOUT_SCALES),
         "ratios": list(RATIOS),
@@ -90,37 +172,41 @@ def design_constants() -> dict[str, Any]:
         "main_schedules": list(MAIN_SCHEDULES),
         "budgets": list(BUDGETS),
         "base_rate_factors": list(BASE_RATE_FACTORS),
-        "attention_inits": list(ATTENTION_INITS),
+        "attention_inits": list(SWEPT_ATTENTION_INITS),
         "rate_grids": {optimiser: list(grid) for optimiser, grid in RATE_GRIDS.items()},
     }
+
+
+def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
+    """A cell's part of the record (module docstring): its configuration, every seed's value of every
+    stored quantity (:func:`cell_values`) per schedule, and for the centre cell the curves; JSON-ready."""
+    values = cell_values(result, cell)
+    entry = {
+        "configuration": cell_configuration(cell),
+        "values": {
+            quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
+            for quantity, array in values.items()
+        },
+    }
+    if is_centre(cell):
+        entry["curves"] = {
+            quantity: {schedule: _rounded(array[k]) for k, schedule in enumerate(cell.schedules)}
+            for quantity, array in curves(result).items()
+        }
+    return entry
 
 
 def study_record(
     the_study: Study,
     calibrations: Mapping[str, Mapping[str, Any]],
-    results: Mapping[str, tuple[Cell, Any]],
+    cells: Mapping[str, Mapping[str, Any]],
     seeds: Sequence[int],
     command: str,
     seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The record of a study's runs (module docstring); ``results`` from
-    :func:`lagtheory.experiments.studies.run_cells` (all tasks and optimisers merged); ``seconds`` the
-    wall time of each task (calibration and sweep), kept for information (it depends on the machine)."""
-    cells = {}
-    for name, (cell, result) in results.items():
-        values = cell_values(result, cell)
-        cells[name] = {
-            "configuration": cell_configuration(cell),
-            "values": {
-                quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
-                for quantity, array in values.items()
-            },
-        }
-        if is_centre(cell):
-            cells[name]["curves"] = {
-                quantity: {schedule: _rounded(array[k]) for k, schedule in enumerate(cell.schedules)}
-                for quantity, array in curves(result).items()
-            }
+    """The record of a study's runs (module docstring); ``cells`` cell name -> :func:`cell_entry` (all
+    tasks and optimisers merged, :func:`lagtheory.experiments.studies.run_study`); ``seconds`` the wall
+    time of each task (calibration and sweep), kept for information (it depends on the machine)."""
     return {
         "format": FORMAT,
         "study": the_study.name,
@@ -132,13 +218,13 @@ def study_record(
         "margin": the_study.margin,
         "margin_rule": the_study.margin_rule,
         "seeds_rule": the_study.seeds_rule,
-        "design": design_constants(),
+        "design": design_constants() if the_study.constants is None else json_ready(dict(the_study.constants)),
         "versions": versions(),
         "command": command,
         "seeds": list(seeds),
         "calibration": json_ready(dict(calibrations)),
         "seconds": {task: round(value) for task, value in (seconds or {}).items()},
-        "cells": cells,
+        "cells": dict(cells),
     }
 
 
@@ -205,7 +291,7 @@ def cells_where(record: Mapping[str, Any], **conditions: Any) -> list[str]:
 def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[np.bool_]:
     """The seeds (a boolean mask) whose run failed: its held-out loss is not finite or above the cap (by more
     than a relative 1e-6), so the primary metric holds the cap
-    (:func:`lagtheory.experiments.studies.capped_log_loss`), not the loss."""
+    (:func:`lagtheory.experiments.design.capped_log_loss`), not the loss."""
     test_loss = per_seed(record, cell, "test_loss", schedule).astype(np.float64)
     primary = per_seed(record, cell, record["primary"], schedule).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -39,7 +39,6 @@ import torch
 
 from lagtheory._validation import check_integer, check_positive
 
-from .engine import TrainingConfig
 from .sequence_tasks import SequenceRegression, SequenceSetting, seed_einsum
 
 KEY_COORDINATE = 0  # k* = e_0
@@ -188,30 +187,6 @@ class RegressionSetting(SequenceSetting):
         check_positive(self.preset_key, "preset_key")
 
 
-REGRESSION_SETTING = RegressionSetting(
-    train_min=2,
-    train_max=40,
-    test_sizes=(5, 10, 20, 40, 60, 100, 160, 250, 400, 630, 1000),
-    test_size=256,
-    test_seed=10**6,
-)
-"""The chapter's data: D = 8, kappa = 1, training lengths 2..40, 256 test sequences per test length."""
-
-REGRESSION_TRAINING = TrainingConfig(
-    steps=300,
-    attention_lr=0.05,
-    output_lr=0.05,
-    warm_steps=75,
-    big_step=20.0,
-    batch_size=64,
-    output_scale=0.1,
-    attention_init="random",
-    attention_scale=0.1,
-)
-"""The chapter's regime: SGD, one step size 0.05 (small enough for two-timescale-3's stiff query),
-query and readout i.i.d. N(0, 0.1^2)."""
-
-
 class RegressionTask(SequenceRegression):
     """Single-location regression as an engine task: parameters ``readout`` v (output group) and
     ``query`` q (attention group); the preset query is ``(preset_key / kappa) k*`` (marked weight
@@ -219,7 +194,7 @@ class RegressionTask(SequenceRegression):
 
     name = "single-location regression"
 
-    def __init__(self, setting: RegressionSetting = REGRESSION_SETTING) -> None:
+    def __init__(self, setting: RegressionSetting) -> None:
         if not isinstance(setting, RegressionSetting):
             raise TypeError(f"setting must be a RegressionSetting, got {type(setting).__name__}")
         self.setting = setting

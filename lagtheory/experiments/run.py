@@ -1,63 +1,135 @@
-"""Run a study of the empirical chapters and write its per-seed record.
+"""Run a study of the empirical chapters on a dask cluster and write its per-seed record.
 
-    python -m lagtheory.experiments.run languages|regression|icl [--seeds 30] [--output PATH]
+    python -m lagtheory.experiments.run languages|regression|icl|transformer [--seeds N] [--output PATH]
+        [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda] [--tasks NAME ...] [--steps T]
 
-calibrates the base rates and runs every cell of the study
-(:func:`lagtheory.experiments.studies.run_study`), printing the time each task
-took, and writes ``book/data/summary_<study>.json``
-(:mod:`lagtheory.experiments.records`), with a progress bar over the engine
-steps of all calibration and sweep runs. Set the number of
-torch threads with ``--threads`` (default 1, the setting of the chapters).
+calibrates the base rates (a calibrated study) and runs every cell of the study
+(:func:`lagtheory.experiments.studies.run_study`), each batch of cells (all cells of a task and
+optimiser) as one unit of :func:`lagtheory.experiments.distributed.run_units`: on a
+``LocalCluster`` of ``--workers`` single-threaded worker processes of this machine, or on the
+running cluster at ``--scheduler``. A progress bar counts the calibrations, then the cells. Every
+finished unit is written at once to ``<output>.units/``; the same command run again skips them (it
+resumes), and refuses a folder written for another design. The record goes to ``--output``
+(default ``book/data/summary_<study>.json``) and the time of each task is printed.
+
+``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.run_rows`); on a
+machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
+it with another step budget T: a trial, not the study's design (the record's configurations say
+what ran).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import shlex
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import torch
-from tqdm import tqdm
 
-from .records import study_record, write_record
-from .studies import STUDIES, run_study, study_steps
+from .distributed import finished, run_units
+from .engine import check_device
+from .records import write_record
+from .studies import STUDIES, run_study
 
 BOOK_DATA = Path("book") / "data"
 """Where records go by default: ``book/data`` under the working directory, the repository root
 (the package may be installed as a wheel, far from any checkout)."""
 
 
-def main(arguments: list[str] | None = None) -> Path:
-    """Parse the command line, run the study, write the record; return its path."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("study", choices=sorted(STUDIES))
-    parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default: the study's number)")
-    parser.add_argument(
+def parser() -> argparse.ArgumentParser:
+    """The command line (module docstring)."""
+    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parse.add_argument("study", choices=sorted(STUDIES))
+    parse.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default: the study's number)")
+    parse.add_argument(
         "--output", type=Path, default=None, help="default book/data/summary_<study>.json under the working directory"
     )
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(arguments)
+    parse.add_argument("--scheduler", default=None, help="address of a running dask scheduler, tcp://HOST:PORT")
+    parse.add_argument("--workers", type=int, default=2, help="worker processes of the local cluster (default 2)")
+    parse.add_argument("--device", default="cpu", help="cpu (default) or cuda: where the workers train")
+    parse.add_argument("--tasks", nargs="+", default=None, help="run only these tasks of the study")
+    parse.add_argument("--steps", type=int, default=None, help="step budget T of every task (default: the study's)")
+    parse.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parse
+
+
+def main(arguments: list[str] | None = None) -> Path:
+    """Parse the command line, run the study's units, write the record; return its path."""
+    parse = parser()
+    args = parse.parse_args(arguments)
     if args.output is None and not BOOK_DATA.is_dir():
-        parser.error(
+        parse.error(
             f"--output: no folder {BOOK_DATA} in the working directory; run from the repository root or pass a path"
         )
-    torch.set_num_threads(args.threads)
+    if args.workers < 1:
+        parse.error(f"--workers must be at least 1, got {args.workers}")
+    if args.seeds is not None and args.seeds < 1:
+        parse.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.steps is not None and args.steps < 1:
+        parse.error(f"--steps must be at least 1, got {args.steps}")
+    if args.scheduler is not None and "://" not in args.scheduler:
+        parse.error(f"--scheduler must be an address such as tcp://HOST:8786, got {args.scheduler!r}")
+    if args.scheduler is None:  # a remote cluster's workers may have a GPU that this client lacks
+        try:
+            check_device(args.device)
+        except ValueError as error:
+            parse.error(f"--device: {error}")
     the_study = STUDIES[args.study]
+    tasks = the_study.tasks
+    if args.tasks is not None:
+        names = [design.name for design in tasks]
+        unknown = [name for name in args.tasks if name not in names]
+        if unknown:
+            parse.error(f"--tasks must be among {names}, got {unknown}")
+        tasks = tuple(design for design in tasks if design.name in args.tasks)
+    if args.steps is not None:
+        tasks = tuple(dataclasses.replace(design, steps=args.steps) for design in tasks)
+    the_study = dataclasses.replace(the_study, tasks=tasks)
     seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
     output = args.output or BOOK_DATA / f"summary_{the_study.name}.json"
-    with tqdm(
-        total=study_steps(the_study),
-        desc=f"{the_study.name}: {len(the_study.tasks)} tasks x 2 optimisers, {len(seeds)} seeds",
-        unit="step",
-        disable=args.quiet,
-    ) as bar:
-        calibrations, results, seconds = run_study(the_study, seeds, bar.update)
-    for task, value in seconds.items():
-        print(f"{task}: {value:.0f} s (calibration and sweep, both optimisers)", file=sys.stderr)
-    command = f"python -m lagtheory.experiments.run {the_study.name} --seeds {len(seeds)}"
-    write_record(study_record(the_study, calibrations, results, seeds, command, seconds), output)
-    print(f"wrote {output}", file=sys.stderr)
+    folder = output.with_name(output.name.removesuffix(".json") + ".units")
+    command = shlex.join(["python", "-m", "lagtheory.experiments.run", *(arguments or sys.argv[1:])])
+
+    torch.set_num_threads(1)
+    print(
+        f"{the_study.name}: {len(the_study.tasks)} tasks x {len(the_study.optimisers)} optimisers, {len(seeds)} seeds; "
+        f"units in {folder}",
+        file=sys.stderr,
+    )
+    with contextlib.ExitStack() as stack:
+        scheduler: list[str] = [] if args.scheduler is None else [args.scheduler]
+
+        def on_cluster(
+            units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
+        ) -> Mapping[str, Any]:
+            if not scheduler and set(units) - set(finished(units, folder)):
+                # one local cluster for the whole run (calibrations, then cells), started once there is work
+                from dask.distributed import LocalCluster
+
+                cluster = stack.enter_context(
+                    LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+                )
+                scheduler.append(cluster.scheduler_address)
+            return run_units(
+                units,
+                work,
+                folder,
+                scheduler=scheduler[0] if scheduler else None,
+                progress=not args.quiet,
+                weights=weights,
+                unit=unit,
+            )
+
+        record = run_study(the_study, seeds, command, on_cluster, device=args.device)
+    for task, value in record["seconds"].items():
+        print(f"{task}: {value} s of work (calibration and cells, every optimiser)", file=sys.stderr)
+    write_record(record, output)
+    print(f"wrote {output}; to resume an interrupted run, run the same command again: {command}", file=sys.stderr)
     return output
 
 

@@ -147,7 +147,7 @@ class TransformerLanguageRuns:
     as an engine task (module docstring). Parameters and groups:
     :func:`~lagtheory.experiments.transformer_model.parameter_groups`."""
 
-    def __init__(self, language: str, setting: TransformerSetting = TransformerSetting()) -> None:
+    def __init__(self, language: str, setting: TransformerSetting) -> None:
         if language not in TRANSFORMER_LANGUAGES:
             raise ValueError(f"language must be one of {tuple(TRANSFORMER_LANGUAGES)}, got {language!r}")
         if not isinstance(setting, TransformerSetting):
@@ -159,6 +159,10 @@ class TransformerLanguageRuns:
 
     def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
         return parameter_groups(self.shape)
+
+    def to(self, device: torch.device) -> None:
+        """Move the model's own tensors (the sinusoidal position table) to ``device`` (the engine's)."""
+        self.model.to(device)
 
     def preset_attention(self) -> Mapping[str, torch.Tensor]:
         """No attention value is known to solve these languages for this model."""

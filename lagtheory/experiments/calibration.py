@@ -1,0 +1,87 @@
+"""The calibration of a study's base step sizes (:mod:`lagtheory.experiments.design`).
+
+**Base rates** (:func:`calibrate`), per task, optimiser and main-grid cell,
+on calibration seeds disjoint from the study's (:data:`CALIBRATION_SEEDS`):
+the rate of the optimiser's coarse grid (:data:`RATE_GRIDS`) with the
+smallest training loss at the end of the budget, averaged (in log) over
+joint *and* lag and the calibration seeds, among the rates at which none of
+these runs diverged; the one-factor cells take the centre's rate. The rule
+weighs joint and lag alike and looks at no test metric, so it favours
+neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .design import RATIOS, READOUT_SCALES, Study, TaskDesign, main_level, training_config
+from .engine import Task, run_rows
+
+CALIBRATION_SEEDS = tuple(range(10**6, 10**6 + 5))
+RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
+    "sgd": tuple(10.0 ** (k / 2) for k in range(-6, 5)),
+    "adam": tuple(10.0 ** (k / 2) for k in range(-8, 1)),
+}
+"""The coarse grids of base rates, per optimiser: 1e-3..100 for SGD, 1e-4..1 for Adam (an Adam step moves every coordinate by about the rate), sqrt(10) apart."""
+
+
+def final_training_loss(losses: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per run (the last axis is the step): the mean training loss of the last tenth of the steps (NaN if
+    any loss of the run is not finite)."""
+    losses = np.asarray(losses, dtype=np.float64)
+    tail = max(1, losses.shape[-1] // 10)
+    finite = np.all(np.isfinite(losses), axis=-1)
+    return np.where(finite, np.where(finite[..., None], losses, 0.0)[..., -tail:].mean(axis=-1), np.nan)
+
+
+def calibrate(
+    the_study: Study,
+    design: TaskDesign,
+    optimiser: str,
+    progress: Callable[[int], None] | None = None,
+    task: Task | None = None,
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """The base rates of a task and optimiser (module docstring): every rate of the grid, joint and lag,
+    every main-grid cell, the calibration seeds, in one batched run. For each main-grid cell (its level
+    name) the chosen rate is the one with the smallest mean, over joint and lag and the calibration seeds,
+    of log10 of the final training loss (:func:`final_training_loss`), among the rates at which none of
+    these runs diverged. Returns the grid, the cells' levels, per (rate, cell) that mean (None where a run
+    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate). ``device``: where
+    the engine trains (:func:`lagtheory.experiments.engine.run_rows`)."""
+    grid = RATE_GRIDS[optimiser]
+    levels = [main_level(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS]
+    rows = []
+    for rate in grid:
+        for scale in READOUT_SCALES:
+            for ratio in RATIOS:
+                config = training_config(design, optimiser, rate, scale, ratio)
+                rows.extend((schedule, config) for schedule in ("joint", "lag"))
+    task = the_study.build(design.name, design.setting) if task is None else task
+    result = run_rows(task, rows, CALIBRATION_SEEDS, progress, evaluate=False, device=device)
+    final = final_training_loss(result.losses).reshape(len(grid), len(levels), -1)  # (rates, cells, runs)
+    diverged = np.isnan(final).sum(axis=-1)
+    with np.errstate(divide="ignore"):
+        logs = np.log10(np.where(np.isnan(final), 1.0, final)).mean(axis=-1)
+    mean_log = np.where(diverged == 0, logs, np.inf)
+    if not np.all(np.isfinite(mean_log).any(axis=0)):
+        raise ValueError(f"every rate of the grid diverged in some cell for {design.name} with {optimiser}")
+    chosen = np.argmin(mean_log, axis=0)
+    return {
+        "rule": (
+            "per main-grid cell, the grid rate with the smallest mean log10 final training loss of joint and lag "
+            "over the calibration seeds, among the rates at which none of these runs diverged"
+        ),
+        "grid": list(grid),
+        "levels": levels,
+        "mean_log10_final_training_loss": [
+            [float(value) if np.isfinite(value) else None for value in row] for row in mean_log
+        ],
+        "diverged_runs": diverged.astype(int).tolist(),
+        "seeds": list(CALIBRATION_SEEDS),
+        "base_rates": {level: float(grid[index]) for level, index in zip(levels, chosen, strict=True)},
+    }
