@@ -502,15 +502,15 @@ def power_law_tail_terms(
             f = u_a + w * p
             miss = 1 / (1 + f.exp())
             terms = (softplus(-f), miss * (1 - p), miss * p, miss * p * (1 - p) * log_n)
-            inner = [a + b for a, b in zip(inner, terms)]
+            inner = [a + b for a, b in zip(inner, terms, strict=True)]
         weight = n_ball ** (-s) if counts == "one-b" else n_ball ** (-s - 1)
-        sums = [a + weight * b for a, b in zip(sums, inner)]
+        sums = [a + weight * b for a, b in zip(sums, inner, strict=True)]
     zeta_s = s.zeta()
     rest = (s.zeta(arb(last + 1))) / zeta_s
     rest_log = (arb(last).log() * s.zeta(arb(last + 1)) + (s - 1).zeta(arb(last + 1)) / last) / zeta_s
     loss_bound = softplus(-(u_a.min(u_b)))
     bounds = (loss_bound * rest, rest, rest, rest_log)
-    return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds)]
+    return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds, strict=True)]
 
 
 # ---------------------------------------------------------------------------- ICL

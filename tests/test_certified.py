@@ -269,8 +269,9 @@ def test_power_law_tail_terms_one_b_against_mpmath():
             assert 2 * float(enclosure.rad()) < 1e-2 * float(exact)  # the remainder beyond 400 is ~1e-3 relative
     # the fourth term without its log n falls outside
     with mpmath.workdps(60):
-        wrong = mpmath.nsum(lambda n: _mp_terms(n, 1, s, t, *u)[2] * (1 - 1 / (1 + (n - 1) * n**-t)) * n**-s,
-                            [65, mpmath.inf]) / mpmath.zeta(s)
+        wrong = mpmath.nsum(
+            lambda n: _mp_terms(n, 1, s, t, *u)[2] * (1 - 1 / (1 + (n - 1) * n**-t)) * n**-s, [65, mpmath.inf]
+        ) / mpmath.zeta(s)
     assert not balls[3].contains(arb(mpmath.nstr(wrong, 50)))
 
 
@@ -280,9 +281,15 @@ def test_power_law_tail_terms_uniform_against_mpmath():
     with mpmath.workdps(30):
         zeta_s = mpmath.zeta(s)
         # lengths 20..150 exactly: more than the balls' partial sums (to 60), less than the exact tails
-        sums = [mpmath.fsum(mpmath.fsum(_mp_terms(n, k, s, t, *u)[i] for k in range(1, n + 1)) * mpmath.mpf(n) ** (-s - 1)
-                            for n in range(20, 151)) / zeta_s for i in range(4)]
-    for enclosure, value in zip(balls, sums):
+        sums = [
+            mpmath.fsum(
+                mpmath.fsum(_mp_terms(n, k, s, t, *u)[i] for k in range(1, n + 1)) * mpmath.mpf(n) ** (-s - 1)
+                for n in range(20, 151)
+            )
+            / zeta_s
+            for i in range(4)
+        ]
+    for enclosure, value in zip(balls, sums, strict=True):
         assert enclosure.contains(arb(mpmath.nstr(value, 28)))
     with pytest.raises(ValueError, match="counts"):
         C.power_law_tail_terms(6, "binomial", 1.0, (0.0, 1.0), 10, 20)
