@@ -304,6 +304,62 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     return rows
 
 
+TRANSFORMER_SCHEDULES = ("joint", "lag", "three-phase", "lead", "two-timescale-0.1")
+
+
+def transformer_rows(seeds: int = 16, looped_seeds: int = 4, steps: int = 30) -> list[tuple[str, str]]:
+    """The standard small transformer (issue 21) on FIRST, default shape and setting, ``steps`` training
+    steps of the exploratory regime (evaluation not timed): seeds per second with ``seeds`` seeds in one
+    batched run against seeds one at a time (measured on ``looped_seeds``), for one schedule and for
+    :data:`TRANSFORMER_SCHEDULES` batched as rows; and the achieved FLOP/s of the batched run (matrix-product
+    FLOPs of one forward and backward step, counted by torch's FlopCounterMode, padding included) as a
+    fraction of a float64 1024 x 1024 matrix product measured here, both on one thread."""
+    import dataclasses
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from lagtheory.experiments.engine import run_rows, standard_draws
+    from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns
+
+    task = TransformerLanguageRuns("FIRST")
+    config = dataclasses.replace(TRANSFORMER_TRAINING, steps=steps, warm_steps=steps // 4)
+    run_rows(task, [("joint", config)], [0], evaluate=False)  # warm-up
+    a = torch.randn(1024, 1024, dtype=torch.float64)
+    matmul = 2 * 1024**3 / median_time(lambda: a @ a, 5)
+    rows = []
+    for schedules in (("joint",), TRANSFORMER_SCHEDULES):
+        pairs = [(name, config) for name in schedules]
+        start = time.perf_counter()
+        run_rows(task, pairs, range(100, 100 + seeds), evaluate=False)
+        elapsed = time.perf_counter() - start
+        batched = seeds / elapsed
+        start = time.perf_counter()
+        for seed in range(100, 100 + looped_seeds):
+            run_rows(task, pairs, [seed], evaluate=False)
+        looped = looped_seeds / (time.perf_counter() - start)
+        draws = standard_draws(task, range(seeds))
+        params = {k: v.expand(len(schedules), *v.shape).clone().requires_grad_(True) for k, v in draws.items()}
+        batch = task.training_stream(range(seeds), 1, config.batch_size).batch(0)
+        with FlopCounterMode(display=False) as counter:
+            torch.autograd.grad(task.losses(params, batch).sum(), list(params.values()))
+        achieved = counter.get_total_flops() * steps / elapsed
+        rows.append(
+            (
+                f"transformer (FIRST, d = 16, 2 heads, 1 layer, N0 = 16, batch 32, {steps} steps), "
+                f"{len(schedules)} schedule(s): seeds/s at S = {seeds} batched vs one seed at a time",
+                f"{batched:.2f} vs {looped:.2f} seeds/s ({batched / looped:.1f}x)",
+            )
+        )
+        rows.append(
+            (
+                "same, batched: achieved FLOP/s (matrix products, forward and backward) vs a float64 "
+                "1024 x 1024 matmul",
+                f"{achieved / 1e9:.2f} vs {matmul / 1e9:.1f} GFLOP/s ({achieved / matmul:.1%})",
+            )
+        )
+    return rows
+
+
 def timed_command(command: list[str]) -> float:
     """Wall time in seconds of one run of a command in the repository root."""
     start = time.perf_counter()
@@ -361,10 +417,16 @@ def main() -> None:
     parser.add_argument("--skip-tests", action="store_true", help="skip the serial and parallel test runs")
     parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
+    parser.add_argument("--only-transformer", action="store_true", help="only the transformer task's rows")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.only_engine:
         for what, value in engine_rows():
+            print(f"| {what} | {value} |")
+        return
+    if args.only_transformer:
+        print(f"load average {os.getloadavg()[0]:.1f} at the start")
+        for what, value in transformer_rows():
             print(f"| {what} | {value} |")
         return
     load = os.getloadavg()[0]
@@ -383,6 +445,10 @@ def main() -> None:
     lines += table(
         "Vectorised against looped seeds (the experiments engine, issue 9)",
         [(what, value, "") for what, value in engine_rows()],
+    )
+    lines += table(
+        "The standard small transformer (issue 21): batched seeds, and achieved FLOP/s",
+        [(what, value, "") for what, value in transformer_rows()],
     )
     if not args.skip_tests:
         lines += table("Tests: serial against two workers", test_rows())

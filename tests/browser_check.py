@@ -16,7 +16,23 @@ that resolves nothing), and :func:`check_page` reports, one line each:
 * printed output of one cell split into several boxes (stream outputs not merged);
 * a browser console error (a failed resource load, a JavaScript exception, a
   ``console.error``);
-* a request for anything but ``file:``, ``data:``, ``blob:`` or ``about:``.
+* a request for anything but ``file:``, ``data:``, ``blob:`` or ``about:``;
+* TeX left as text: a TeX control word (``\\frac``), a ``\\(`` or a ``$`` in
+  rendered text outside typeset mathematics (prose and printed output; code aside),
+  and a list item that starts inside a maths span (a source line starting with
+  ``+``, ``-`` or ``*`` inside ``$...$`` becomes a bullet and breaks the span);
+* emphasis glued to a word (``base<em>0.316</em>``): a ``*`` in generated text
+  read as Markdown emphasis, which drops the ``*`` from what the reader sees;
+* a display equation or a cell's printed output (text or table) that scrolls
+  sideways at 1400 px (the reader has to scroll to see the end of it);
+* an internal label shown as text (``thm-threshold``, ``eq-phase2``,
+  ``(emp-languages)``, a tooltip "lem-gradients is cited by ..."): in prose,
+  printed output, figure text given as HTML, SVG tooltips and link tooltips
+  (code is exempt: a label in code is the author's name for it);
+* a "Checked by" or claim-map link whose target a reader cannot see (inside a
+  collapsed solution or any hidden element), on this page or another;
+* at a phone's width (390 px): a page wider than the screen (the reader scrolls
+  the whole page sideways).
 
 :func:`check_links` reads the HTML files themselves and reports every internal
 link (``a href``, and ``src``/``href`` of scripts, stylesheets and images) whose
@@ -35,6 +51,7 @@ from urllib.parse import unquote, urlsplit
 
 ALLOWED_SCHEMES = ("file", "data", "blob", "about")
 WINDOW = (1400, 1000)
+PHONE = (390, 844)
 MAX_SCREENSHOT_HEIGHT = 16000  # Chromium's limit for one capture is about 16k pixels
 
 _MEASURE = r"""
@@ -86,7 +103,113 @@ for (const output of article.querySelectorAll(".cell_output")) {
     const streams = output.querySelectorAll(":scope > .output.stream");
     if (streams.length > 1) found.push(`stream output in ${streams.length} boxes (streams not merged): "${streams[0].textContent.trim().slice(0, 60)}"`);
 }
+// What a reader reads as text: the column without code, scripts and typeset maths.
+const NOT_TEXT = "mjx-container, mjx-merror, mjx-assistive-mml, script, style, code, .cell_input, div[class*='highlight-']";
+function readable(el) {
+    const copy = el.cloneNode(true);
+    for (const c of copy.querySelectorAll(NOT_TEXT)) {
+        if (c.matches("div[class*='highlight-']") && c.closest(".cell_output")) continue;  // printed output: text
+        c.remove();
+    }
+    return copy.textContent;
+}
+const excerpt = (s, i) => s.slice(Math.max(0, i - 40), i + 40).replace(/\s+/g, " ").trim();
+const body = readable(article);
+const tex = /\\[A-Za-z]+|\\[()\[\]]|\$/g;
+let texFound = 0;
+for (const m of body.matchAll(tex)) {
+    if (texFound++ < 5) found.push(`TeX outside typeset maths: "${m[0]}" in "${excerpt(body, m.index)}"`);
+}
+if (texFound > 5) found.push(`TeX outside typeset maths: ${texFound - 5} more`);
+for (const item of article.querySelectorAll("li")) {
+    if (item.closest(".cell_input, pre, code")) continue;
+    const list = item.parentElement;
+    const before = item === list.firstElementChild && list.previousElementSibling ? readable(list.previousElementSibling) : "";
+    const dollars = s => (s.match(/\$/g) || []).length;
+    if (dollars(before) % 2 === 1 || dollars(readable(item)) % 2 === 1)
+        found.push(`list item that starts inside a maths span: "${readable(item).trim().replace(/\s+/g, " ").slice(0, 70)}"`);
+}
+for (const em of article.querySelectorAll("em, strong")) {
+    if (em.closest("code, pre, .cell_input")) continue;
+    const before = em.previousSibling, after = em.nextSibling;
+    // glued: no space between the emphasis and a word on either side ("base<em>0.316, ... base</em>3.16")
+    const inner = em.textContent;
+    const glued = (before && before.nodeType === Node.TEXT_NODE && /[A-Za-z0-9)]$/.test(before.data) && /^\S/.test(inner)) ||
+                  (after && after.nodeType === Node.TEXT_NODE && /^[A-Za-z0-9(]/.test(after.data) && /\S$/.test(inner));
+    if (glued) {
+        const context = ((before ? before.textContent : "") + "*" + em.textContent + "*" + (after ? after.textContent : ""));
+        const at = (before ? before.textContent.length : 0);
+        found.push(`emphasis glued to a word (a * read as emphasis?): "${excerpt(context, at)}"`);
+    }
+}
+// Internal labels shown as text: in readable text, SVG tooltips (inside the text above) and link tooltips.
+const LABEL = /(?<![\w/#.-])(?:thm|lem|prop|cor|def|eq|emp|ex|fig|sol|tbl)-[a-z0-9]+(?:[-_][a-z0-9]+)*(?![\w/.-]*\.(?:html|ipynb|md|py)\b)/g;
+const labels = new Map();
+for (const m of body.matchAll(LABEL)) if (!labels.has(m[0])) labels.set(m[0], excerpt(body, m.index));
+for (const a of article.querySelectorAll("[title]")) {
+    if (a.closest("code, .cell_input")) continue;
+    const tip = a.getAttribute("title");
+    for (const m of tip.matchAll(LABEL)) if (!labels.has(m[0])) labels.set(m[0], "tooltip: " + tip.slice(0, 80));
+}
+for (const [label, where] of labels) found.push(`internal label shown to readers: "${label}" in "${where}"`);
+// Display equations and printed output that scroll sideways.
+for (const el of article.querySelectorAll("mjx-container[display='true'], .cell_output pre, .cell_output table")) {
+    if (!el.checkVisibility()) continue;  // folded: seen only when opened
+    const box = el.matches("table") ? (el.closest(".pst-scrollable-table-container") || el) : el;
+    if (box.scrollWidth > box.clientWidth + 1) {
+        const what = el.matches("mjx-container") ? "display equation" : el.matches("table") ? "printed table" : "printed output";
+        found.push(`${what} scrolls sideways (${box.scrollWidth - box.clientWidth} px hidden): "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 70)}"`);
+    }
+}
 return found;
+"""
+
+# Ids of the page's elements that a reader cannot see (display: none, a collapsed solution, a closed
+# <details>); an empty anchor (a target span) counts as what follows it.
+_HIDDEN_IDS = r"""
+const hidden = [];
+for (const el of document.querySelectorAll("[id]")) {
+    let probe = el;
+    while (probe && probe.getBoundingClientRect().height === 0 && probe.children.length === 0 && probe.nextElementSibling) probe = probe.nextElementSibling;
+    const seen = probe.checkVisibility({contentVisibilityAuto: true, opacityProperty: true, visibilityProperty: true})
+        && !probe.closest("details:not([open]) > :not(summary)");
+    if (!seen) hidden.push(el.id);
+}
+return hidden;
+"""
+
+# The links of "Checked by" lines, check headers and the claim map (graph and table).
+_CLAIM_LINKS = r"""
+const links = [];
+for (const a of document.querySelectorAll("p.checked-by a[href], p.check-header a[href], .claim-graph a, table.claim-table a[href]")) {
+    const href = a.getAttribute("href") || a.getAttribute("xlink:href");
+    if (href && href.includes("#")) links.push(href);
+}
+return [...new Set(links)];
+"""
+
+# At a phone's width: how far the page reaches past the screen, and the outermost elements that do it.
+_PHONE = r"""
+const width = document.documentElement.clientWidth;
+const over = document.documentElement.scrollWidth - width;
+if (over <= 1) return [];
+function inScroller(el) {  // or in a fixed box (the theme's drawers: off the screen until opened)
+    for (let a = el; a && a !== document.body; a = a.parentElement) {
+        if (getComputedStyle(a).position === "fixed") return true;
+        if (a === el) continue;
+        const o = getComputedStyle(a).overflowX;
+        if (o === "auto" || o === "scroll" || o === "hidden" || o === "clip") return true;
+    }
+    return false;
+}
+const culprits = [];
+for (const el of document.body.querySelectorAll("*")) {
+    if (culprits.some(c => c.contains(el))) continue;
+    const box = el.getBoundingClientRect();
+    if (box.width > 0 && box.right > width + 1 && !inScroller(el)) culprits.push(el);
+}
+const names = culprits.slice(0, 3).map(el => `<${el.tagName.toLowerCase()}${el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/)[0] : ""}> "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40)}"`);
+return [`page wider than a ${width} px phone screen by ${over} px: ${names.join(", ")}`];
 """
 
 _WAIT = r"""
@@ -160,7 +283,7 @@ const article = document.querySelector("article.bd-article") || document.body;
 const found = [];
 for (const el of article.querySelectorAll("mjx-container[display='true'], pre, div.claim-graph, table")) {
     if (!el.checkVisibility()) continue;  // folded code: seen only when opened
-    const box = el.closest("mjx-container, pre, div.claim-graph, .pst-scrollable-table-container, table") || el;
+    const box = el.matches("table") ? (el.closest(".pst-scrollable-table-container") || el) : el;
     if (box.scrollWidth > box.clientWidth + 1)
         found.push(`${el.tagName.toLowerCase()} needs ${box.scrollWidth - box.clientWidth} px more: "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 70)}"`);
 }
@@ -177,24 +300,75 @@ def scrolling_boxes(driver) -> list[str]:
     return list(driver.execute_script(_SCROLLING))
 
 
-def check_page(driver, page: Path, screenshot: Path | None = None) -> list[str]:
-    """Load one page and return its problems (empty when a reader would see nothing wrong)."""
-    driver.get_log("browser")  # drop what earlier pages left
-    driver.get_log("performance")
-    driver.set_window_size(*WINDOW)
+_hidden_ids_of: dict[Path, set[str]] = {}  # per page (pages do not change during a run)
+
+
+def _load(driver, page: Path, size: tuple[int, int] = WINDOW) -> None:
+    driver.set_window_size(*size)
     driver.get(page.resolve().as_uri())
     driver.execute_async_script(_WAIT)
+
+
+def _hidden_ids(driver, page: Path) -> set[str]:
+    """Ids of the elements of ``page`` that a reader cannot see; loads the page if not seen before."""
+    page = page.resolve()
+    if page not in _hidden_ids_of:
+        _load(driver, page)
+        _hidden_ids_of[page] = set(driver.execute_script(_HIDDEN_IDS))
+    return _hidden_ids_of[page]
+
+
+def _links_to_hidden_targets(driver, page: Path) -> list[str]:
+    """Claim links of the loaded ``page`` whose target is hidden; may load other pages (reloads ``page``)."""
+    page = page.resolve()
+    _hidden_ids_of[page] = set(driver.execute_script(_HIDDEN_IDS))
+    problems, moved = [], False
+    for href in driver.execute_script(_CLAIM_LINKS):
+        parts = urlsplit(href)
+        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+        if not target.is_file():
+            continue  # a missing file is check_links's finding
+        moved |= target not in _hidden_ids_of
+        if unquote(parts.fragment) in _hidden_ids(driver, target):
+            problems.append(f"claim link to a hidden target (a reader clicks and sees nothing): {href}")
+    if moved:
+        _load(driver, page)
+    return problems
+
+
+def check_page(driver, page: Path, screenshot: Path | None = None, phone_screenshot: Path | None = None) -> list[str]:
+    """Load one page and return its problems (empty when a reader would see nothing wrong).
+
+    The page is checked at 1400 px, then at a phone's width (390 px) for a page wider
+    than the screen; it is left loaded at 1400 px (for :func:`scrolling_boxes`).
+    """
+    driver.get_log("browser")  # drop what earlier pages left
+    driver.get_log("performance")
+    _load(driver, page)
     problems = list(driver.execute_script(_MEASURE))
     for entry in driver.get_log("browser"):
         if entry["level"] == "SEVERE":
             problems.append(f"console error: {entry['message'][:240]}")
     problems.extend(f"network request: {url}" for url in _network_requests(driver.get_log("performance")))
+    problems.extend(_links_to_hidden_targets(driver, page))
     if screenshot is not None:
-        screenshot.parent.mkdir(parents=True, exist_ok=True)
-        height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(WINDOW[0], min(max(height, WINDOW[1]), MAX_SCREENSHOT_HEIGHT))
-        driver.save_screenshot(str(screenshot))
+        _screenshot(driver, screenshot, WINDOW)
+    driver.set_window_size(*PHONE)
+    driver.execute_async_script(_WAIT)
+    problems.extend(driver.execute_script(_PHONE))
+    if phone_screenshot is not None:
+        _screenshot(driver, phone_screenshot, PHONE)
+    driver.set_window_size(*WINDOW)
     return problems
+
+
+def _screenshot(driver, path: Path, size: tuple[int, int]) -> None:
+    """The whole page at the width of ``size`` (up to Chromium's limit in height)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(size[0], min(max(height, size[1]), MAX_SCREENSHOT_HEIGHT))
+    driver.save_screenshot(str(path))
+    driver.set_window_size(*size)
 
 
 class _Links(HTMLParser):

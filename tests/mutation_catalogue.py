@@ -525,6 +525,19 @@ def check_baseline(scratch: Path, chapters: list[str]) -> None:
         print(f"baseline: {chapter} passes", flush=True)
 
 
+LABEL = re.compile(r"(?<![\w`-])((?:thm|lem|prop|cor|def|eq)-[a-z0-9]+(?:-[a-z0-9]+)*)")
+
+
+def readable_labels(text: str) -> str:
+    """``text`` with each book label as a MyST cross-reference, so that a reader of the table sees
+    "Lemma 2.2" or "(2.4)", linked, and never the label itself."""
+    return LABEL.sub(lambda m: f"{{eq}}`{m[1]}`" if m[1].startswith("eq-") else f"{{prf:ref}}`{m[1]}`", text)
+
+
+TABLE_WIDTHS = (18, 27, 27, 28)
+"""Relative column widths of the mutation table (mutation, change, unit test, chapters)."""
+
+
 def table(outcomes: list[Outcome], commit: str, command: str) -> str:
     caught_by_tests = sum(outcome.unit_test is not None for outcome in outcomes)
     caught_by_chapters = sum(any(v.startswith("cell") for v in outcome.chapters.values()) for outcome in outcomes)
@@ -539,6 +552,10 @@ def table(outcomes: list[Outcome], commit: str, command: str) -> str:
         f"survivors (missed by the unit tests or by every chapter): {len(survivors)}"
         + (f" ({', '.join(survivors)})." if survivors else "."),
         "",
+        # widths: the PDF wraps each column (without them LaTeX sets every column on one line)
+        "````{table}",
+        f":widths: {' '.join(map(str, TABLE_WIDTHS))}",
+        "",
         "| mutation | what it changes | first unit test that fails | chapters (first cell that fails) |",
         "| --- | --- | --- | --- |",
     ]
@@ -546,8 +563,8 @@ def table(outcomes: list[Outcome], commit: str, command: str) -> str:
         chapters = "; ".join(f"{name}: {result}" for name, result in outcome.chapters.items())
         unit = f"`{outcome.unit_test}`" if outcome.unit_test else "**none**"
         what = outcome.mutation.what.replace("|", "\\|")
-        lines.append(f"| `{outcome.mutation.name}` | {what} | {unit} | {chapters} |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| `{outcome.mutation.name}` | {readable_labels(what)} | {unit} | {readable_labels(chapters)} |")
+    return "\n".join([*lines, "````"]) + "\n"
 
 
 def main() -> None:

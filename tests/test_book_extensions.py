@@ -6,7 +6,8 @@ exercise with its solution, a claim-map page and a reproducibility page. The
 built HTML must carry the anchors, the "Checked by" lines, the check cells'
 headers and folding, the graph and table of the claim map, with every link
 pointing at an anchor that exists, the environment table, and the PDF link
-once a PDF exists; the LaTeX must print the exercise without its solution.
+once a PDF exists; the LaTeX must print the exercise without its solution, and the
+check cells without their code.
 """
 
 import json
@@ -73,6 +74,7 @@ def source(tmp_path_factory):
                     "```{prf:proof}\nBy {prf:ref}`lem-small`.\n```\n",
                 ),
                 ("code", "# check[sympy]: thm-big\nprint('checked')"),
+                ("code", "# check[certified]: thm-big\nprint('checked')"),
             ]
         )
     )
@@ -148,6 +150,27 @@ def test_claim_map_links_to_statements_and_check_cells(built):
         assert not anchor or anchor in ids((built / target).read_text()), href
 
 
+def test_certified_checks_are_marked_and_coloured(built):
+    """A certified check cell says so above it, and its statement has its own colour in the map."""
+    two = (built / "two.html").read_text()
+    headers = re.findall(r'<p class="check-header([^"]*)">(.*?)</p>', two, re.S)
+    assert [("check-sympy" in c, "check-certified" in c) for c, _ in headers] == [(True, False), (False, True)]
+    assert "certified (ball arithmetic)" in headers[1][1] and "certified" not in headers[0][1]
+    (line,) = re.findall(r'<p class="checked-by ([^"]*)">(.*?)</p>', two, re.S)
+    assert "status-certified" in line[0] and "certified check" in line[1] and 'href="#check-two-2"' in line[1]
+    page = (built / "map.html").read_text()
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    nodes = dict(re.findall(r'<a class="claim-node status-(\w+)" href="[^"]*#([\w-]+)"', svg))
+    assert nodes == {"both": "lem-small", "certified": "thm-big"} or {v: k for k, v in nodes.items()} == {
+        "lem-small": "both",
+        "thm-big": "certified",
+    }
+    assert 'class="claim-chip check-certified"' in svg
+    table = page[page.index('<table class="claim-table') :]
+    statuses = re.findall(r'<span class="claim-status status-(\w+)">([^<]*)</span>', table)
+    assert statuses == [("both", "sympy and numeric"), ("certified", "certified at instances, and checked")]
+
+
 def test_environment_table_compares_pins_with_the_environment(built):
     page = (built / "repro.html").read_text()
     assert '<code class="docutils literal notranslate"><span class="pre">numpy</span></code>' in page
@@ -182,3 +205,15 @@ def test_the_pdf_prints_exercises_without_solutions(source):
     )
     html = (build(source, "html") / "repro.html").read_text()
     assert "The secret solution." in html  # the HTML keeps the solution
+
+
+def test_the_pdf_prints_check_outputs_without_their_code(source):
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert r"\PYG{n}{x} \PYG{o}{=} \PYG{l+m+mi}{1}" in tex  # a cell that is not a check keeps its code
+    assert r"\PYG{n+nb}{print}" not in tex  # every check cell's code is left out
+    pointers = re.findall(r"The check\\textquotesingle\{\}s code is in (\S+), cell (\d+)\.", tex)
+    assert pointers == [("one.ipynb", "1"), ("one.ipynb", "3"), ("two.ipynb", "1"), ("two.ipynb", "2")]
+    assert tex.count("checked") >= 5  # the outputs stay
+    html = (build(source, "html") / "one.html").read_text()
+    assert "print" in html and "code is in" not in html  # the HTML keeps the (folded) code

@@ -1,6 +1,7 @@
 """The claim map parser (book/_ext/claims.py) on a synthetic book, and the rules on the real book."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,9 +108,40 @@ def test_duplicate_label_and_unknown_check_kind(mini_book):
     assert any("'vibes'" in p for p in problems)
 
 
+def test_certified_checks(mini_book):
+    """A certified check colours its statement 'certified'; alone, without a float or sympy check, it is a problem."""
+    (mini_book / "g.ipynb").write_text(
+        notebook([("code", "# check[certified]: thm-big\n1"), ("code", "# check[certified]: lem-small\n1")])
+    )
+    claims = read_claims(mini_book)
+    assert claims.statements["thm-big"].status == "certified"
+    assert claims.statements["lem-small"].status == "certified"
+    assert claims.statements["def-thing"].status == "none"
+    assert claims.problems() == []
+    (mini_book / "h.md").write_text("```{prf:lemma} Only balls\n:label: lem-balls\nX.\n```\n")
+    (mini_book / "i.ipynb").write_text(notebook([("code", "# check[certified]: lem-balls\n1")]))
+    assert read_claims(mini_book).problems() == [
+        "h.md: lemma lem-balls has certified checks but no sympy or numeric check beside them"
+    ]
+
+
 def test_bad_directory():
     with pytest.raises(ValueError, match="book_dir"):
         read_claims("/nonexistent/book")
+
+
+def test_certified_cells_say_so_and_use_ball_arithmetic():
+    """Every certified check cell of the book computes with lagtheory.certified and its stored output
+    says "certified (ball arithmetic)", so a reader sees which results are proved at their instances."""
+    claims = read_claims(BOOK)
+    certified = [c for c in claims.check_cells if c.kind == "certified"]
+    assert certified  # the theory chapters have them
+    for cell in certified:
+        stored = json.loads((BOOK / cell.source).read_text())["cells"][cell.cell]
+        source = "".join(stored["source"])
+        text = "".join("".join(o.get("text", "")) for o in stored.get("outputs", []))
+        assert re.search(r"\b(?:C|certified)\.\w+\(", source), (cell.source, cell.number)  # calls lagtheory.certified
+        assert "certified (ball arithmetic)" in text, (cell.source, cell.number)
 
 
 def test_the_book_follows_its_rules():

@@ -7,10 +7,12 @@ links by ``claim_links``), and the citation edges, and returns SVG markup.
 * Chapters are horizontal bands, top to bottom in reading order, each headed by
   the chapter's number and title (a link to the chapter); a band holds its
   statements left to right in the order they appear, ``PER_ROW`` to a row.
-* A node is a box coloured by check status (sympy and numeric, numeric only,
-  sympy only, none); the box links to the statement, and a row of chips under
-  its name links to each check cell (sympy chips first), wrapping after
-  ``CHIPS_PER_ROW``.
+* A node is a box coloured by check status (certified, sympy and numeric,
+  numeric only, sympy only, none; certified: at least one ball-arithmetic check
+  beside the others), with the statement's number and its title (cut to fit; the
+  whole title is the tooltip); the box links to the statement, and a row of chips
+  under its name links to each check cell (sympy chips first, then numeric, then
+  certified), wrapping after ``CHIPS_PER_ROW``.
 * An arrow runs from a result to each statement whose proof cites it: from the
   bottom of a box down to the top of a box in a later band, or as an arc over
   the row when both are in one chapter. Where several arrows leave or enter one
@@ -37,11 +39,13 @@ CHIP = 9
 CHIP_GAP = 2
 CHIPS_PER_ROW = 13
 MARGIN = 8
+TITLE_CHARACTERS = 27  # of a statement's title, in 11 px type, in a box NODE_WIDTH wide
 
-FILL = {"both": "#d3f9d8", "numeric": "#fff0d1", "sympy": "#dbe4ff", "none": "#f1f3f5"}
-STROKE = {"both": "#2b8a3e", "numeric": "#c77700", "sympy": "#3b5bdb", "none": "#868e96"}
-CHIP_FILL = {"sympy": "#3b5bdb", "numeric": "#c77700"}
+FILL = {"certified": "#f3d9fa", "both": "#d3f9d8", "numeric": "#fff0d1", "sympy": "#dbe4ff", "none": "#f1f3f5"}
+STROKE = {"certified": "#862e9c", "both": "#2b8a3e", "numeric": "#c77700", "sympy": "#3b5bdb", "none": "#868e96"}
+CHIP_FILL = {"sympy": "#3b5bdb", "numeric": "#c77700", "certified": "#862e9c"}
 STATUS_WORDS = {
+    "certified": "certified at its evaluated instances (ball arithmetic), and checked by sympy or numeric runs",
     "both": "checked by sympy and numeric runs",
     "numeric": "checked by numeric runs only",
     "sympy": "checked by sympy only",
@@ -154,6 +158,11 @@ def _edge_paths(boxes: dict[str, _Box], edges: list[tuple[str, str]]) -> list[tu
     return paths
 
 
+def _short(title: str, room: int = TITLE_CHARACTERS) -> str:
+    """A statement's title cut to fit its box (the full title is the box's tooltip)."""
+    return title if len(title) <= room else title[: room - 1].rstrip() + "\u2026"
+
+
 def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> str:
     """SVG markup of the claim map (see the module docstring)."""
     boxes, bands, width, height = layout(graph_nodes)
@@ -173,7 +182,8 @@ def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> st
     for cited, citing, path in _edge_paths(boxes, edges):
         out.append(
             f'<path class="claim-edge" d="{path}" fill="none" stroke="#555" stroke-opacity="0.6" stroke-width="1.3" '
-            f'marker-end="url(#claim-arrow)"><title>{escape(cited)} is cited by the proof of {escape(citing)}</title></path>'
+            f'marker-end="url(#claim-arrow)"><title>{escape(boxes[cited].node.name)} is cited by the proof of '
+            f"{escape(boxes[citing].node.name)}</title></path>"
         )
     for box in boxes.values():
         node = box.node
@@ -186,7 +196,7 @@ def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> st
             f'<text x="{box.centre:.1f}" y="{box.y + 16:.1f}" text-anchor="middle" font-size="13" '
             f'font-weight="bold" fill="#212529">{escape(node.name)}</text>'
             f'<text x="{box.centre:.1f}" y="{box.y + 31:.1f}" text-anchor="middle" font-size="11" '
-            f'fill="#343a40" font-family="monospace">{escape(node.label)}</text></a>'
+            f'fill="#343a40">{escape(_short(node.title))}</text></a>'
         )
         for i, (kind, href, label) in enumerate(node.checks):
             row, col = divmod(i, CHIPS_PER_ROW)

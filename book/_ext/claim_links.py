@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 
 from claim_graph import GraphNode, render_svg
-from claims import CHECK_KINDS, CheckCell, ClaimMap, Statement, read_claims
+from claims import CERTIFIED, CHECK_KINDS, CheckCell, ClaimMap, Statement, read_claims
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
@@ -34,12 +34,14 @@ from sphinx.util.nodes import make_refnode
 from table_frame import table_frame
 
 STATUS_CLASS = {
+    "certified": "certified",
     "sympy and numeric": "both",
     "numeric only": "numeric",
     "sympy only": "sympy",
     "none": "none",
 }
 STATUS_TEXT = {
+    "certified": "certified at instances, and checked",
     "sympy and numeric": "sympy and numeric",
     "numeric only": "numeric only",
     "sympy only": "sympy only",
@@ -116,6 +118,7 @@ def mark_cells_and_statements(app: Sphinx, doctree: nodes.document) -> None:
             container["prompt_show"] = app.config.claim_links_prompt_show
             container["prompt_hide"] = app.config.claim_links_prompt_hide
         container["classes"].append("check-cell")
+        container["check_notebook"] = str(app.env.doc2path(docname, base=False))
         parent = container.parent
         index = parent.index(container)
         parent.insert(index, check_header(anchor=cell.anchor, source=cell.source, cell=cell.cell))
@@ -213,13 +216,15 @@ def _check_header_paragraph(app: Sphinx, fromdocname: str, cell: CheckCell) -> n
     claims = _claims(app)
     paragraph = nodes.paragraph("", "", classes=["check-header", f"check-{cell.kind}"])
     paragraph += nodes.strong("", f"Check {cell.number}")
-    paragraph += nodes.Text(f" · {cell.kind} · ")
+    kind = "certified (ball arithmetic)" if cell.kind == CERTIFIED else cell.kind
+    paragraph += nodes.Text(f" · {kind} · ")
     targets: list[nodes.Node] = []
     for label in cell.labels:
         if label in claims.statements:
             targets.append(_statement_ref(app, fromdocname, claims.statements[label]))
-        else:  # emp-...: an experiment, not a statement
-            targets.append(nodes.emphasis("", f"the experiment ({label})"))
+        else:  # emp-...: an experiment, not a statement; its label is the authors' name, not the reader's
+            numbered = bool(app.env.toc_secnumbers.get(fromdocname, {}).get(""))
+            targets.append(nodes.emphasis("", f"the experiment of this {'chapter' if numbered else 'page'}"))
     paragraph.extend(_join(targets))
     return paragraph
 
@@ -320,12 +325,14 @@ def _claim_graph_html(app: Sphinx, fromdocname: str, statements: list[Statement]
 
 
 LEGEND = """<div class="claim-legend" aria-hidden="false">
+<span class="claim-key status-certified">certified at instances (ball arithmetic), and checked</span>
 <span class="claim-key status-both">sympy and numeric</span>
 <span class="claim-key status-numeric">numeric only</span>
 <span class="claim-key status-sympy">sympy only</span>
 <span class="claim-key status-none">no check (definition)</span>
 <span class="claim-key-item"><span class="claim-key-chip check-sympy"></span> a sympy check cell</span>
 <span class="claim-key-item"><span class="claim-key-chip check-numeric"></span> a numeric check cell</span>
+<span class="claim-key-item"><span class="claim-key-chip check-certified"></span> a certified check cell</span>
 <span class="claim-key-item"><span class="claim-key-arrow">&#8594;</span> cited by the proof of</span>
 </div>
 """
@@ -350,6 +357,21 @@ def fill_placeholders(app: Sphinx, doctree: nodes.document, fromdocname: str) ->
         node.replace_self(content)
 
 
+def print_checks_without_code(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """In the PDF (LaTeX builders) a check cell shows its header and its output, not its code, which
+    the HTML folds: the code is replaced by a line saying where to read it (the notebook and cell)."""
+    if app.builder.format != "latex":
+        return
+    for container in list(doctree.findall(nodes.container)):
+        if "check-cell" not in container["classes"]:
+            continue
+        for source in [c for c in container.children if c.get("nb_element") == "cell_code_source"]:
+            where = f"{container.get('check_notebook')}, cell {container.get('cell_index')}"
+            pointer = nodes.paragraph("", "", nodes.emphasis("", f"The check's code is in {where}."))
+            pointer["classes"].append("check-code-pointer")
+            source.replace_self(pointer)
+
+
 def setup(app: Sphinx):
     """Register the claim links with Sphinx."""
     app.add_config_value("claim_links_book_dir", "book", "env")
@@ -363,4 +385,6 @@ def setup(app: Sphinx):
     app.connect("env-get-outdated", outdated_when_claims_change)
     app.connect("doctree-read", mark_cells_and_statements)
     app.connect("doctree-resolved", fill_placeholders)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("doctree-resolved", print_checks_without_code)
+    # env_version: doctrees read by an earlier version lack what this one stores on cells (check_notebook)
+    return {"env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,8 +7,10 @@ cells of notebooks) and collects
   ``{prf:theorem}``, ``{prf:proposition}``, ``{prf:corollary}`` with a ``:label:``;
 * citations: every ``{prf:ref}`` inside a ``{prf:proof}`` block. A proof proves
   the statement directly above it in the same file (the book's convention);
-* checks: a code cell whose first line is ``# check[sympy]: label, label`` or
-  ``# check[numeric]: label`` attaches a symbolic or numeric check to those labels.
+* checks: a code cell whose first line is ``# check[sympy]: label, label``,
+  ``# check[numeric]: label`` or ``# check[certified]: label`` attaches a symbolic,
+  numeric (float64) or certified (ball arithmetic, ``lagtheory.certified``) check to
+  those labels.
   Each check cell is kept with its notebook and cell index, so the book can link
   a statement to the cells that check it (``book/_ext/claim_links.py``).
 
@@ -21,7 +23,8 @@ both would define every label twice).
 :meth:`ClaimMap.problems` lists what breaks the book's rules: a theorem-like
 statement with no check, a proof that cites a label that does not exist, a
 check naming an unknown label, a label defined twice, a proof with no statement
-above it.
+above it, a statement whose only checks are certified (a certified check keeps a
+sympy or float64 check beside it as a second, independent path).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from pathlib import Path
 
 THEOREM_LIKE = ("lemma", "theorem", "proposition", "corollary")
 STATEMENT_KINDS = ("definition", *THEOREM_LIKE)
-CHECK_KINDS = ("sympy", "numeric")
+CHECK_KINDS = ("sympy", "numeric", "certified")
+CERTIFIED = "certified"  # the kind of a ball-arithmetic check: it proves its inequalities at its instances
 TEXT_FORMS = "text"  # the folder of the chapters' jupytext text forms, under the book directory
 
 _OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:(?P<kind>\w+)\}(?P<title>.*)$")
@@ -76,13 +80,16 @@ class Statement:
 
     @property
     def checks(self) -> set[str]:
-        """The kinds of check attached ('sympy', 'numeric')."""
+        """The kinds of check attached ('sympy', 'numeric', 'certified')."""
         return {c.kind for c in self.check_cells}
 
     @property
     def status(self) -> str:
-        """'sympy and numeric', 'numeric only', 'sympy only' or 'none'."""
-        if set(CHECK_KINDS) <= self.checks:
+        """'certified' (at least one certified check, beside a sympy or numeric one), else
+        'sympy and numeric', 'numeric only', 'sympy only' or 'none'."""
+        if CERTIFIED in self.checks:
+            return "certified"
+        if {"sympy", "numeric"} <= self.checks:
             return "sympy and numeric"
         if self.checks:
             return f"{next(iter(self.checks))} only"
@@ -107,6 +114,10 @@ class ClaimMap:
         for s in self.statements.values():
             if s.kind in THEOREM_LIKE and not s.checks:
                 found.append(f"{s.source}: {s.kind} {s.label} has no check attached")
+            if s.checks == {CERTIFIED}:
+                found.append(
+                    f"{s.source}: {s.kind} {s.label} has certified checks but no sympy or numeric check beside them"
+                )
             found.extend(
                 f"{s.source}: the proof of {s.label} cites unknown label {c}"
                 for c in sorted(s.cites)

@@ -15,7 +15,7 @@ attention layer with a fixed query, linear readout) express it:
   symbol), vocabulary {aa, ab, ba, bb};
 
 optionally with the first-position marker of the model: a learnable score s
-added to position 1's attention score only (``prop-first``), or with *learned
+added to position 1's attention score only (the proposition on FIRST), or with *learned
 position scores*: one learnable score for each of the first P positions
 (P >= 2), so the model is told where a word begins but must learn which of
 its first positions matters. Positional information thus enters through the
@@ -127,7 +127,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             True,
             "the first-position marker lets attention put weight n^s/(n^s+n-1) > 1/2 on x_1 once s >= 1 "
-            "(prop-first), and the other tokens then cannot outweigh it",
+            "(the proposition on FIRST in the generalisations chapter), and the other tokens then cannot outweigh it",
             {"theta": (0.0, 0.0), "s": 2.0, "u": (-1.0, 1.0)},
         ),
         "EVEN_PAIRS": LanguageTask(
@@ -145,7 +145,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "bigram",
             False,
             "a string is in CONTAINS_AB iff its bigram features contain ab: CONTAINS_B over the bigram "
-            "vocabulary, which attention recognises once the score of ab exceeds the others' by 1 (thm-threshold)",
+            "vocabulary, which attention recognises once the score of ab exceeds the others' by 1 (the threshold theorem)",
             {"theta": (0.0, 2.0, 0.0, 0.0), "u": (-1.0, 1.0, -1.0, -1.0)},
         ),
         "A_STAR_B_STAR": LanguageTask(
@@ -163,7 +163,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             False,
             "no positional information is needed: a c outweighs everything once its score exceeds the others' by 1, "
-            "and otherwise a b does (thm-threshold, twice); the six other letters are distractors",
+            "and otherwise a b does (the threshold theorem, twice); the six other letters are distractors",
             {
                 "theta": (0.0, 2.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0),
                 "u": (-1.0, 1.0, -3.0, -1.0, -1.0, -1.0, -1.0, -1.0),
@@ -175,7 +175,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             False,
             "four learned position scores: once the first position's score s_1 >= 1 leads the others', position 1 "
-            "outweighs the rest of the word as with the marker (prop-first); the model is not told that it is "
+            "outweighs the rest of the word as with the marker (the proposition on FIRST); the model is not told that it is "
             "position 1, among the first four, that matters",
             {"theta": (0.0, 0.0), "s": (2.0, 0.0, 0.0, 0.0), "u": (-1.0, 1.0)},
             learned_positions=4,
@@ -186,7 +186,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "tokens",
             False,
             "no features make it expressible here: at fixed n the output is monotone in the number k of b's "
-            "(lem-pooling), while the label alternates with k",
+            "(the pooling lemma), while the label alternates with k",
             None,
         ),
     }

@@ -1,0 +1,523 @@
+"""Certified forms of the book's closed forms: ball arithmetic (python-flint's ``arb``).
+
+Every function here evaluates one closed form of the book in ball arithmetic at
+``PREC`` bits: the result is a ball (midpoint and radius) that provably contains
+the exact value of the formula at the given arguments, with every rounding error
+and every truncated tail of an infinite sum bounded rigorously inside the radius.
+An inequality that holds for the whole ball (``a < b`` between arbs is True only
+when it holds for every pair of points of the two balls) is thereby proved for
+that instance. This is an independent second path beside the package's float64
+forms: nothing here calls them.
+
+What a certificate proves is the inequality at the instance evaluated (or on a
+box of parameters, where a function covers one by subdivision), not the theorem
+for all parameters; see the contributing page ("Certified checks").
+
+Arguments are exact: ints, :class:`fractions.Fraction`, floats (taken as the
+exact binary number they are) or arbs (balls, e.g. an enclosure of ``t1``).
+Infinite sums over lengths are summed up to ``terms`` and their tails added as
+an interval ``[0, bound]`` with the bound named in each docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import flint
+from flint import arb
+
+PREC = 256
+"""Working precision in bits (about 77 decimal digits). Importing this module sets flint's
+global precision to it, so that arithmetic on the returned balls in a notebook cell (``c1 + w1``)
+keeps it; every function here also runs at ``PREC`` whatever the global setting."""
+flint.ctx.prec = PREC
+
+Number = int | float | Fraction | arb
+
+
+def ball(x: Number) -> arb:
+    """``x`` as an exact ball (Fraction p/q as the ball of p/q at ``PREC`` bits)."""
+    if isinstance(x, arb):
+        return x
+    if isinstance(x, Fraction):
+        with flint.ctx.workprec(PREC):
+            return arb(x.numerator) / arb(x.denominator)
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        raise TypeError(f"x must be an int, float, Fraction or arb, got {type(x).__name__}")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"x must be finite, got {x!r}")
+    return arb(x)
+
+
+def interval(low: arb, high: arb) -> arb:
+    """The smallest ball containing ``[low, high]`` (both balls included)."""
+    return ball(low).union(ball(high))
+
+
+def with_tail(partial: arb, tail_bound: arb) -> arb:
+    """``partial + [0, tail_bound]``: an enclosure of a sum of non-negative terms whose
+    truncated part is at most ``tail_bound``."""
+    return partial + interval(arb(0), ball(tail_bound).upper())
+
+
+def floor_certified(x: arb, name: str = "x") -> int:
+    """floor(x), proved for the whole ball; ValueError when the ball straddles an integer."""
+    low, high = x.lower().floor(), x.upper().floor()
+    if not (low.is_exact() and high.is_exact() and low == high):
+        raise ValueError(f"{name} = {x} straddles an integer: its floor is not decided at {PREC} bits")
+    return int(low.unique_fmpz())
+
+
+def width_bound(x: arb) -> float:
+    """The smallest power of ten above the ball's width (2 x radius): a round bound to print."""
+    width = 2 * float(x.rad().upper().mid()) * (1 + 1e-15)
+    if width == 0:
+        return 0.0
+    return 10.0 ** math.ceil(math.log10(width) + 1e-12)
+
+
+def describe(x: arb, digits: int = 8) -> str:
+    """``x`` printed for a stored output: its midpoint with the digits its radius supports (at
+    most ``digits`` <= 8), then ``width < 1e-k`` ("width 0" for an exact ball)."""
+    if not 1 <= digits <= 8:
+        raise ValueError(f"digits must be in 1..8, got {digits!r}")
+    mid = float(x.mid())
+    width = width_bound(x)
+    if mid == 0:
+        shown = "0"
+    else:
+        leading = math.floor(math.log10(abs(mid)))
+        supported = leading - math.ceil(math.log10(10 * width)) + 1 if width else digits
+        shown = f"{mid:.{min(digits, max(1, supported))}g}"
+    return f"{shown} (width {'0' if not width else f'< {width:.0e}'})"
+
+
+def _precise(function: Callable) -> Callable:
+    """Run ``function`` at ``PREC`` bits (restoring the caller's precision after)."""
+
+    def wrapper(*args, **kwargs):
+        with flint.ctx.workprec(PREC):
+            return function(*args, **kwargs)
+
+    wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = function.__name__, function.__doc__, function
+    return wrapper
+
+
+def sigmoid(z: arb) -> arb:
+    """sigma(z) = 1 / (1 + e^(-z))."""
+    return 1 / (1 + (-ball(z)).exp())
+
+
+def softplus(z: arb) -> arb:
+    """log(1 + e^z), the loss l(-z) of a margin -z (def-data's l(z) = log(1 + e^(-z)))."""
+    z = ball(z)
+    return z.exp().log1p()
+
+
+# ---------------------------------------------------------------------------- lengths
+
+
+def geometric_pmf(n: int, q: Number) -> arb:
+    """pi(n) = q (1 - q)^(n - 1), book eq. eq-geometric."""
+    q = ball(q)
+    return q * (1 - q) ** (n - 1)
+
+
+def geometric_tail(N: int, q: Number) -> arb:
+    """P(n > N) = (1 - q)^N for geometric lengths (eq. eq-tail-bound)."""
+    return (1 - ball(q)) ** N
+
+
+def power_law_pmf(n: int, s: Number) -> arb:
+    """pi(n) = n^(-s) / zeta(s), book eq. eq-power-law."""
+    s = ball(s)
+    return arb(n) ** (-s) / s.zeta()
+
+
+def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
+    """sum_{n > N} n^(-s - extra) / zeta(s) = zeta(s + extra, N + 1) / zeta(s) (Hurwitz zeta, exact)."""
+    s = ball(s)
+    return (s + extra).zeta(arb(N + 1)) / s.zeta()
+
+
+# ---------------------------------------------------------------------------- pooled weight
+
+
+def odds(n: Number, t: Number) -> arb:
+    """g_t(n) = (n - 1) n^(-t), the odds of a against b on a^(n-1) b (thm-threshold)."""
+    n = ball(n)
+    return (n - 1) * n ** (-ball(t))
+
+
+def one_b_weight(n: Number, t: Number) -> arb:
+    """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b (eq-pooled-weight)."""
+    return 1 / (1 + odds(n, t))
+
+
+@_precise
+def worst_one_b_length(t: Number) -> int:
+    """n*, the length where p(n, 1; t) is smallest, for t > 1 (thm-three-phase, phase 3):
+    g_t increases up to t / (t - 1) and decreases after, so n* is the floor or the ceiling of
+    t / (t - 1); the ball comparison of g_t at the two decides which. ValueError when the
+    ball of t is not above 1 or the comparison is not decided (a tie, or too wide a ball)."""
+    t = ball(t)
+    if not t > 1:
+        raise ValueError(f"t must be > 1 (certified), got {t}")
+    peak = t / (t - 1)
+    if peak.is_exact() and peak.is_integer():
+        return int(peak.unique_fmpz())
+    low = floor_certified(peak, "t/(t-1)")
+    high = low + 1
+    if low < 1:
+        raise ValueError(f"t/(t-1) = {peak} below 1")
+    g_low, g_high = odds(low, t), odds(high, t)
+    if g_low > g_high:
+        return low
+    if g_high > g_low:
+        return high
+    raise ValueError(f"n* is not decided at t = {t}: g({low}) = {g_low}, g({high}) = {g_high}")
+
+
+# ---------------------------------------------------------------------------- threshold
+
+
+@dataclass(frozen=True)
+class HorizonCertificate:
+    """g_t(N) < R <= g_t(N + 1) and the bounds floor(R^(1/(1-t))) <= N < max(2, (2R)^(1/(1-t))),
+    each proved (True) or not (False); the balls are kept to print."""
+
+    below: bool
+    beyond: bool
+    lower_power: bool
+    upper_power: bool
+    R: arb
+    lower: arb
+    upper: arb
+
+    @property
+    def holds(self) -> bool:
+        return self.below and self.beyond and self.lower_power and self.upper_power
+
+
+@_precise
+def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonCertificate:
+    """Certify that N is the horizon N(t, u) of thm-threshold (a) for t < 1, u_a < 0 < u_b:
+    a^(n-1) b is right iff g_t(n) < R = u_b / (-u_a), and g_t increases, so N is the horizon iff
+    g_t(N) < R <= g_t(N + 1); and the theorem's bounds on it."""
+    t, R = ball(t), ball(u_b) / (-ball(u_a))
+    if not (t < 1 and ball(u_a) < 0 and R > 0):
+        raise ValueError("horizon_certificate needs t < 1, u_a < 0 < u_b")
+    exponent = 1 / (1 - t)
+    lower, upper = R**exponent, (2 * R) ** exponent
+    below = N == 0 or odds(N, t) < R
+    return HorizonCertificate(
+        below=bool(below),
+        beyond=bool(R <= odds(N + 1, t)),
+        lower_power=bool(lower < N + 1),  # floor(R^(1/(1-t))) <= N
+        upper_power=bool(N < 2 or N < upper),  # N < max(2, (2R)^(1/(1-t)))
+        R=R,
+        lower=lower,
+        upper=upper,
+    )
+
+
+@_precise
+def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> int:
+    """N(t, u) of thm-threshold (a) for t < 1, u_a < 0 < u_b: the largest n with g_t(n) < R = u_b / (-u_a)
+    (g_t increases), by bisection on [0, max_length] with every comparison decided over the ball
+    (ValueError if one is not, or if the horizon is beyond max_length)."""
+    t, R = ball(t), ball(u_b) / (-ball(u_a))
+    if not (t < 1 and ball(u_a) < 0 and R > 0):
+        raise ValueError("horizon needs t < 1, u_a < 0 < u_b")
+    if odds(max_length + 1, t) < R:
+        raise ValueError(f"the horizon is beyond max_length = {max_length}")
+    low, high = 1, max_length + 1  # g_t(1) = 0 < R, g_t(high) >= R
+    while high - low > 1:
+        mid = (low + high) // 2
+        g = odds(mid, t)
+        if g < R:
+            low = mid
+        elif g >= R:
+            high = mid
+        else:
+            raise ValueError(f"g_t({mid}) = {g} against R = {R} is not decided at {PREC} bits")
+    return low
+
+
+@_precise
+def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
+    """L(theta, u) of eq. eq-population-loss, balanced classes, one-b positives, geometric
+    lengths: 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n)) with sp(x) = log(1 + e^x),
+    f(n) = u_a + w p(n, 1; t). Tail beyond ``terms``: each sp(-f) <= sp(-min(u_a, u_b)),
+    so it is at most (1 - q)^terms sp(-min(u_a, u_b))."""
+    u_a, u_b = ball(u[0]), ball(u[1])
+    w = u_b - u_a
+    total = arb(0)
+    for n in range(1, terms + 1):
+        total += geometric_pmf(n, q) * softplus(-(u_a + w * one_b_weight(n, t)))
+    worst = softplus(-u_a).union(softplus(-u_b))
+    tail = geometric_tail(terms, q) * worst.upper()
+    return softplus(u_a) / 2 + with_tail(total, tail) / 2
+
+
+@_precise
+def threshold_loss_bound(r: Number, q: Number) -> arb:
+    """The bound e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2) on L(0, (-r, r^2)) of thm-threshold (c)."""
+    r = ball(r)
+    return (-r).exp() + (r + arb(2).log()) / 2 * (1 - ball(q)) ** floor_certified(r / 2, "r/2")
+
+
+# ---------------------------------------------------------------------------- three phases
+
+
+@_precise
+def mean_b_fraction_geometric(q: Number) -> arb:
+    """M = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (eq-phase1; the
+    series sum_n q (1 - q)^(n-1) / n in closed form)."""
+    q = ball(q)
+    return q * (1 / q).log() / (1 - q)
+
+
+def phase_one_output(eta1: Number, m: arb) -> tuple[arb, arb]:
+    """(c1, w1) = (-eta1 m / 4, eta1 m / 2), eq. eq-phase1 (balanced classes)."""
+    eta1 = ball(eta1)
+    return -eta1 * m / 4, eta1 * m / 2
+
+
+@_precise
+def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 1000) -> arb:
+    """G(u) = E_pi[sigma(-c - w/n) log(n) (n - 1)/n^2] at t = 0, one b, geometric lengths
+    (eq-phase2 at u = u^(1); thm-one-step (b) at u = u_0). Tail: sigma <= 1 and
+    log(n)(n-1)/n^2 <= log(n)/n, decreasing for n >= 3, so the terms n > terms >= 2 sum to at
+    most log(terms + 1)/(terms + 1) (1 - q)^terms."""
+    if terms < 2:
+        raise ValueError(f"terms must be >= 2, got {terms!r}")
+    c, w = ball(c), ball(w)
+    total = arb(0)
+    for n in range(2, terms + 1):
+        total += geometric_pmf(n, q) * sigmoid(-c - w / n) * arb(n).log() * (n - 1) / arb(n) ** 2
+    tail = arb(terms + 1).log() / (terms + 1) * geometric_tail(terms, q)
+    return with_tail(total, tail)
+
+
+@dataclass(frozen=True)
+class PhaseTwo:
+    """The certified constants of thm-three-phase, phases 1 and 2 (eq-phase1, eq-phase2, eq-boundary)."""
+
+    m: arb
+    c1: arb
+    w1: arb
+    G: arb
+    t1: arb
+    eta2_star: arb
+
+
+@_precise
+def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
+    """m, u^(1) = (c1, c1 + w1), G(eta1), t1 = eta2 w1 G(eta1) and eta2* = 2 / (eta1 m G(eta1)),
+    for one b and geometric lengths (eq-phase1, eq-phase2, eq-boundary)."""
+    m = mean_b_fraction_geometric(q)
+    c1, w1 = phase_one_output(eta1, m)
+    G = attention_factor_geometric(c1, w1, q, terms)
+    return PhaseTwo(m, c1, w1, G, ball(eta2) * w1 * G, 2 / (ball(eta1) * m * G))
+
+
+@dataclass(frozen=True)
+class PhaseThree:
+    """The phase-3 certificate of thm-three-phase (eq-phase3-steps)."""
+
+    n_star: int
+    pi_star: arb
+    eps_star: arb
+    R: arb
+    distance2: arb
+    T_star: int
+
+
+@_precise
+def phase_three_certificate(
+    t1: Number, u1: tuple[Number, Number], eta3: Number, pi_plus: Callable[[int], arb], prior: Number = Fraction(1, 2)
+) -> PhaseThree:
+    """n*, pi_+(n*), eps* = log 2 min(1 - prior, prior pi_+(n*)) (= 1/2 log 2 min(1, pi_+(n*)) for
+    balanced classes), R = log(2 / eps*), |u^(1) - R(-1, 3)|^2 and T* = floor(that / (eta3 eps*)) + 1
+    (eq-phase3-steps); T* is an integer only when the floor is decided (else ValueError)."""
+    n_star = worst_one_b_length(t1)
+    pi_star = pi_plus(n_star)
+    prior = ball(prior)
+    log2 = arb(2).log()
+    eps = log2 * (1 - prior).min(prior * pi_star)
+    R = (2 / eps).log()
+    distance2 = (ball(u1[0]) + R) ** 2 + (ball(u1[1]) - 3 * R) ** 2
+    T_star = floor_certified(distance2 / (ball(eta3) * eps), "|u1 - u*|^2 / (eta3 eps*)") + 1
+    return PhaseThree(n_star, pi_star, eps, R, distance2, T_star)
+
+
+# ---------------------------------------------------------------------------- one-step failure
+
+
+@_precise
+def gamma_geometric(q: Number, terms: int = 1000) -> arb:
+    """Gamma = E_pi[log(n) (n - 1)/n^2] (thm-one-step (b)), one b, geometric lengths; tail as in
+    :func:`attention_factor_geometric` (Gamma = 2 G(0))."""
+    total = arb(0)
+    for n in range(2, terms + 1):
+        total += geometric_pmf(n, q) * arb(n).log() * (n - 1) / arb(n) ** 2
+    return with_tail(total, arb(terms + 1).log() / (terms + 1) * geometric_tail(terms, q))
+
+
+@_precise
+def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
+    """Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2] (thm-one-step (c)), for t <= 0: then
+    n^t <= 1 and log(n)/(n - 1) decreases, so the terms n > terms sum to at most
+    1/2 log(terms + 1)/terms (1 - q)^terms."""
+    t = ball(t)
+    if not t <= 0:
+        raise ValueError(f"t must be <= 0, got {t}")
+    total = arb(0)
+    for n in range(2, terms + 1):
+        total += geometric_pmf(n, q) * arb(n).log() * arb(n) ** t / (n - 1)
+    return with_tail(total, arb(terms + 1).log() / terms * geometric_tail(terms, q)) / 2
+
+
+@_precise
+def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | None = None) -> tuple[arb | None, arb]:
+    """The two lower bounds of thm-one-step (c) on the steps T before t first exceeds 0:
+    (2^|t0| - 1) / (2 log 2 eta W Lambda(0)) (None when W is None) and
+    sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))."""
+    depth = arb(2) ** abs(ball(t0)) - 1
+    eta, log2 = ball(eta), arb(2).log()
+    with_w = None if W is None else depth / (2 * log2 * eta * ball(W) * lambda0)
+    return with_w, (depth / (log2 * eta**2 * lambda0)).sqrt()
+
+
+@_precise
+def small_sigma_success(x: Number) -> arb:
+    """1 - Phi(sqrt(2)/x) = erfc(1/x)/2, the small-sigma limit of thm-one-step (b)."""
+    return (1 / ball(x)).erfc() / 2
+
+
+# ---------------------------------------------------------------------------- several b's
+
+
+def kappa_uniform(n: int, k: int) -> arb:
+    """kappa(k | n) = 1/n (k uniform on 1..n)."""
+    return 1 / arb(n)
+
+
+def kappa_binomial(q: Number) -> Callable[[int, int], arb]:
+    """kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n), Binomial(n, q) given k >= 1."""
+    q = ball(q)
+
+    def kappa(n: int, k: int) -> arb:
+        return arb(n).bin(k) * q**k * (1 - q) ** (n - k) / (1 - (1 - q) ** n)
+
+    return kappa
+
+
+@dataclass(frozen=True)
+class SeveralBCertificate:
+    """eq-lower-several-b at one instance: a certified lower bound of L(0, u) (a truncated sum of
+    its non-negative terms) and a certified upper bound of 1/2 log 2 sum_{n > N} pi_+(n)."""
+
+    horizon: int
+    loss_lower: arb
+    bound_upper: arb
+
+    @property
+    def holds(self) -> bool:
+        return bool(self.loss_lower > self.bound_upper)
+
+
+@_precise
+def several_b_certificate(
+    u: tuple[Number, Number],
+    pmf: Callable[[int], arb],
+    kappa: Callable[[int, int], arb],
+    one_b_tail: Callable[[int], arb],
+    horizon: int,
+    loss_terms: int = 300,
+    bound_terms: int = 2000,
+    one_b: Callable[[int], arb] | None = None,
+) -> SeveralBCertificate:
+    """Certify L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n) (eq-lower-several-b) at t = 0
+    (p = k/n). ``u`` may hold balls (a box of output layers): then the lower bound holds on the box
+    (each term sp(-(u_a (1 - k/n) + u_b k/n)) has each argument once, so its ball is the exact range)
+    and ``horizon`` must be at most N(0, u) on the box (the right side decreases in N).
+    ``pmf(n)`` = pi(n); ``kappa(n, k)``; ``one_b(n)`` = pi_+(n), by default pi(n) kappa(1 | n);
+    ``one_b_tail(M)`` >= sum_{n > M} one_b(n). L is bounded below by its negatives and its
+    positives with n <= ``loss_terms``."""
+    if one_b is None:
+
+        def one_b(n: int) -> arb:
+            return pmf(n) * kappa(n, 1)
+
+    u_a, u_b = ball(u[0]), ball(u[1])
+    positives = arb(0)
+    for n in range(1, loss_terms + 1):
+        inner = arb(0)
+        for k in range(1, n + 1):
+            share = Fraction(k, n)
+            inner += kappa(n, k) * softplus(-(u_a * ball(1 - share) + u_b * ball(share)))
+        positives += pmf(n) * inner
+    loss_lower = (softplus(u_a) + positives).lower() / 2
+    beyond = arb(0)
+    for n in range(horizon + 1, bound_terms + 1):
+        beyond += one_b(n)
+    bound_upper = (arb(2).log() / 2 * with_tail(beyond, one_b_tail(bound_terms))).upper()
+    return SeveralBCertificate(horizon, arb(loss_lower), arb(bound_upper))
+
+
+# ---------------------------------------------------------------------------- ICL
+
+
+def icl_optimal_step(dim: int, min_context: int, max_context: int) -> Fraction:
+    """eta* = 1 / (1 + (D + 1) E[1/m]) for m uniform on {min_context, ..., max_context}, exactly
+    (the empirical ICL chapter's closed form), as a rational number."""
+    if not (isinstance(dim, int) and dim >= 1 and isinstance(min_context, int) and min_context >= 1):
+        raise ValueError("dim and min_context must be whole numbers >= 1")
+    if not (isinstance(max_context, int) and max_context >= min_context):
+        raise ValueError(f"max_context must be a whole number >= min_context, got {max_context!r}")
+    sizes = range(min_context, max_context + 1)
+    mean_inverse = sum(Fraction(1, m) for m in sizes) / len(sizes)
+    return 1 / (1 + (dim + 1) * mean_inverse)
+
+
+def icl_mean_error(step: Fraction, dim: int, sizes: Iterable[int]) -> Fraction:
+    """The mean over m uniform on ``sizes`` of eta^2 (1 + (D+1)/m) - 2 eta + 1, exactly."""
+    sizes = list(sizes)
+    return sum(step**2 * (1 + Fraction(dim + 1, m)) - 2 * step + 1 for m in sizes) / len(sizes)
+
+
+# ---------------------------------------------------------------------------- midpoint-sum constants
+
+
+def _monomial_integral(power: int, denominator: int) -> Fraction:
+    """int_{-1/2}^{1/2} u^power / denominator du, exactly."""
+    if power % 2:
+        return Fraction(0)
+    return Fraction(2, (power + 1) * denominator) * Fraction(1, 2) ** (power + 1)
+
+
+def midpoint_constants() -> dict[str, Fraction]:
+    """The constants of lem-midpoint-sum and thm-tail-expansion as exact rationals, from their
+    derivation: per cell int u^4/24 = 1/1920 and (1/24) int u^2/2 = 1/576 (cell constant
+    13/5760); the end term (1/24)(h^3/3 at h = 1/2) = 1/576; C_A's 13/360 = (13/5760) 2 24 / 3 and
+    1/48 = (1/576) 2 6; E_out's 13/240 = 24 (13/5760) and 1/96 = 6/576."""
+    fourth = _monomial_integral(4, 24)
+    second = _monomial_integral(2, 2)
+    cell = fourth + second * second
+    difference = Fraction(1, 3) * Fraction(1, 2) ** 3  # h^3/3 at h = 1/2
+    end = second * difference
+    return {
+        "cell_fourth": fourth,
+        "cell_second": second,
+        "cell": cell,
+        "end": end,
+        "C_A_cells": cell * 2 * 24 / 3,
+        "C_A_ends": end * 2 * 6,
+        "E_out_cells": 24 * cell,
+        "E_out_end": 6 * end,
+    }

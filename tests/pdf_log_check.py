@@ -1,0 +1,160 @@
+"""Check the LaTeX log of the book's PDF: no wide overfull box, no undefined reference.
+
+usage: python tests/pdf_log_check.py [_build/latex/lagtheory.log] [--max-overfull-pt 3]
+
+README's third command runs it after ``jupyter-book build . --builder pdflatex``.
+It reads the log that latexmk left (the last LaTeX pass, so references that a
+later pass resolved are not counted) and fails (exit status 1) when
+
+* an overfull box sticks out by more than ``--max-overfull-pt`` points (an
+  ``\\hbox`` too wide: text or a table cut at the page edge; a ``\\vbox`` too
+  high: content run over the footer), or
+* any reference, hyper-reference or citation is undefined (a link that goes
+  nowhere in the PDF).
+
+It prints the counts either way: overfull boxes, how many are over 50 pt, the
+widest, and the undefined references, each with its line in the ``.tex`` file
+and the chapter that line belongs to (read from the ``.tex`` beside the log).
+
+TeX wraps its log at ``max_print_line`` (79) characters; :func:`unwrap` joins
+such lines back before matching, so a warning split over two lines is still
+found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+WRAP = 79  # TeX's default max_print_line: a log line of exactly this length continues on the next
+OVERFULL = re.compile(
+    r"Overfull \\(?P<kind>[hv])box \((?P<points>[0-9.]+)pt too (?:wide|high)\)"
+    r"(?: in (?:paragraph|alignment) at lines (?P<first>\d+)--\d+| detected at line (?P<at>\d+)"
+    r"| has occurred while \\output is active)?"
+)
+NAME_UNDEFINED = re.compile(
+    r"(?P<what>Reference|Hyper reference|Citation) `(?P<name>[^']*)' on page \S+ undefined"
+    r"(?: on input line (?P<line>\d+))?"
+)
+
+
+@dataclass(frozen=True)
+class Overfull:
+    """One overfull box: ``kind`` "h" (too wide) or "v" (too high), by ``points``, at a .tex line if known."""
+
+    kind: str
+    points: float
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Undefined:
+    """One undefined reference, hyper-reference or citation, at a .tex line if known."""
+
+    what: str
+    name: str
+    line: int | None
+
+
+def unwrap(log: str, width: int = WRAP) -> str:
+    """The log with TeX's hard wraps undone: a line of exactly ``width`` characters runs on."""
+    out: list[str] = []
+    runs_on = False
+    for line in log.splitlines():
+        if runs_on:
+            out[-1] += line
+        else:
+            out.append(line)
+        runs_on = len(line) == width
+    return "\n".join(out)
+
+
+def overfull_boxes(log: str) -> list[Overfull]:
+    """Every overfull box the (unwrapped) log reports."""
+    boxes = []
+    for m in OVERFULL.finditer(unwrap(log)):
+        line = m["first"] or m["at"]
+        boxes.append(Overfull(m["kind"], float(m["points"]), int(line) if line else None))
+    return boxes
+
+
+def undefined_references(log: str) -> list[Undefined]:
+    """Every named undefined reference, hyper-reference or citation, and LaTeX's summary warning."""
+    text = unwrap(log)
+    found = [
+        Undefined(m["what"].lower(), m["name"], int(m["line"]) if m["line"] else None)
+        for m in NAME_UNDEFINED.finditer(text)
+    ]
+    if not found and "There were undefined references" in text:
+        found.append(Undefined("reference", "(LaTeX: there were undefined references)", None))
+    if "There were undefined citations" in text and not any(u.what == "citation" for u in found):
+        found.append(Undefined("citation", "(LaTeX: there were undefined citations)", None))
+    return found
+
+
+def chapters_by_line(tex: str) -> list[tuple[int, str]]:
+    """(first .tex line, document name) of each source document in Sphinx's LaTeX output."""
+    starts = []
+    for number, line in enumerate(tex.splitlines(), start=1):
+        m = re.search(r"\\label\{\\detokenize\{(?P<doc>[^:}]+)::doc\}\}", line)
+        if m:
+            starts.append((number, m["doc"]))
+    return starts
+
+
+def where(line: int | None, starts: list[tuple[int, str]]) -> str:
+    """The document a .tex line belongs to ("book/verdict"), or "" when unknown."""
+    if line is None:
+        return ""
+    doc = ""
+    for first, name in starts:
+        if first > line:
+            break
+        doc = name
+    return doc
+
+
+def report(log: str, tex: str, max_points: float) -> tuple[list[str], bool]:
+    """The lines to print, and whether the log passes."""
+    boxes = overfull_boxes(log)
+    undefined = undefined_references(log)
+    starts = chapters_by_line(tex)
+    wide = [b for b in boxes if b.points > max_points]
+    lines = [
+        f"overfull boxes: {len(boxes)} ({sum(b.kind == 'h' for b in boxes)} too wide, "
+        f"{sum(b.kind == 'v' for b in boxes)} too high); over 50 pt: {sum(b.points > 50 for b in boxes)}; "
+        f"widest: {max((b.points for b in boxes), default=0):.1f} pt; over {max_points:g} pt: {len(wide)}",
+        f"undefined references: {len(undefined)} ({len({u.name for u in undefined})} distinct)",
+    ]
+    for b in sorted(wide, key=lambda b: -b.points):
+        lines.append(f"  overfull \\{b.kind}box {b.points:.1f} pt at .tex line {b.line or '?'} {where(b.line, starts)}")
+    for u in undefined:
+        lines.append(f"  undefined {u.what} {u.name!r} at .tex line {u.line or '?'} {where(u.line, starts)}")
+    return lines, not wide and not undefined
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("log", nargs="?", default="_build/latex/lagtheory.log", type=Path)
+    parser.add_argument(
+        "--max-overfull-pt", type=float, default=3.0, help="widest overfull box allowed, in points (default 3)"
+    )
+    args = parser.parse_args(argv)
+    if args.max_overfull_pt < 0:
+        parser.error(f"--max-overfull-pt must be >= 0, got {args.max_overfull_pt}")
+    if not args.log.is_file():
+        parser.error(f"no LaTeX log at {args.log}: build the PDF first (README, third command)")
+    log = args.log.read_text(encoding="latin-1")
+    tex_path = args.log.with_suffix(".tex")
+    tex = tex_path.read_text(encoding="utf-8") if tex_path.is_file() else ""
+    lines, ok = report(log, tex, args.max_overfull_pt)
+    print("\n".join(lines))
+    print("PDF log check " + ("passed" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

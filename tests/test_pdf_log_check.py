@@ -1,0 +1,69 @@
+"""tests/pdf_log_check.py reads a LaTeX log as TeX writes it: wrapped at 79 characters."""
+
+import pdf_log_check as P
+import pytest
+
+TEX = "\n".join(
+    [
+        r"\documentclass{sphinxmanual}",
+        r"\label{\detokenize{book/setting::doc}}",
+        "x",
+        "x",
+        r"\label{\detokenize{book/verdict::doc}}",
+        "x",
+    ]
+)
+
+
+def wrapped(text: str) -> str:
+    """``text`` hard-wrapped as TeX writes its log (lines of exactly 79 characters run on)."""
+    return "\n".join(text[i : i + P.WRAP] for i in range(0, len(text), P.WRAP))
+
+
+def test_overfull_boxes_found_even_when_tex_wrapped_the_line():
+    line = "Overfull \\hbox (1040.5pt too wide) in paragraph at lines 5--7" + " []" * 30
+    log = "\n".join(
+        ["This is pdfTeX", wrapped(line), "Overfull \\vbox (12.0pt too high) has occurred while \\output is active"]
+    )
+    boxes = P.overfull_boxes(log)
+    assert [(b.kind, b.points, b.line) for b in boxes] == [("h", 1040.5, 5), ("v", 12.0, None)]
+
+
+def test_a_wide_box_fails_and_is_placed_in_its_chapter():
+    log = "Overfull \\hbox (51.2pt too wide) in alignment at lines 5--6\nOverfull \\hbox (0.8pt too wide) in paragraph at lines 3--3\n"
+    lines, ok = P.report(log, TEX, max_points=3.0)
+    assert not ok
+    assert "over 50 pt: 1" in lines[0] and "over 3 pt: 1" in lines[0]
+    assert any("51.2 pt at .tex line 5 book/verdict" in line for line in lines)
+    assert P.report(log, TEX, max_points=60.0)[1]
+
+
+def test_undefined_references_fail_named_or_only_summarised():
+    named = "LaTeX Warning: Hyper reference `book/failures:ex-one' on page 12 undefined on input line 3.\n"
+    lines, ok = P.report(named, TEX, max_points=3.0)
+    assert not ok and any("book/failures:ex-one" in line and "book/setting" in line for line in lines)
+    summary = "LaTeX Warning: There were undefined references.\n"
+    assert not P.report(summary, TEX, max_points=3.0)[1]
+    assert P.report("Output written on lagtheory.pdf (3 pages).\n", TEX, max_points=3.0)[1]
+
+
+def test_a_warning_wrapped_over_two_log_lines_is_read_whole():
+    warning = (
+        "LaTeX Warning: Hyper reference `book/three_phase:prop-sampled-phases-long-label' on page 140 "
+        "undefined on input line 5."
+    )
+    assert len(warning) > P.WRAP
+    (found,) = P.undefined_references(wrapped(warning))
+    assert (found.what, found.name, found.line) == (
+        "hyper reference",
+        "book/three_phase:prop-sampled-phases-long-label",
+        5,
+    )
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(SystemExit):
+        P.main([str(tmp_path / "missing.log")])
+    (tmp_path / "x.log").write_text("")
+    with pytest.raises(SystemExit):
+        P.main([str(tmp_path / "x.log"), "--max-overfull-pt", "-1"])

@@ -1,0 +1,147 @@
+"""The registration of the confirmatory study (book/registration.md, lagtheory.experiments.registration).
+
+The page's registered section must still hash to the committed value (book/data/registration.sha256); a
+one-character change inside it must change the hash, a change outside it or of line endings must not. The hash
+is also recomputed here by a second path (byte offsets of the markers, no line splitting). The registered numbers
+on the page must agree with the package's constants, the exploratory evaluation's stored results and a fresh run
+of the power calculation, and no confirmatory record may exist yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lagtheory.experiments import power as W
+from lagtheory.experiments import predictor as P
+from lagtheory.experiments import predictor_evaluation as V
+from lagtheory.experiments import registration as G
+from lagtheory.experiments.exploratory import load_exploratory
+from lagtheory.reporting import statistic
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / G.PAGE
+TEXT = PAGE.read_text(encoding="utf-8")
+SECTION = G.registered_section(TEXT)
+
+
+def test_the_registered_section_hashes_to_the_stored_value():
+    assert G.page_hash(PAGE) == G.stored_hash(ROOT / G.HASH_FILE)
+
+
+def test_the_hash_by_a_second_path():
+    raw = PAGE.read_bytes().replace(b"\r\n", b"\n")
+    begin = raw.index(G.BEGIN.encode() + b"\n") + len(G.BEGIN) + 1
+    end = raw.index(b"\n" + G.END.encode()) + 1
+    assert hashlib.sha256(raw[begin:end]).hexdigest() == G.stored_hash(ROOT / G.HASH_FILE)
+
+
+def test_the_page_quotes_the_stored_hash_outside_the_section():
+    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    outside = TEXT.split(G.END)[1]
+    assert stored in outside and stored not in SECTION
+
+
+def test_a_one_character_change_inside_is_caught():
+    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    at = TEXT.index("100000..100099")
+    planted = TEXT[:at] + "200000..100099" + TEXT[at + len("100000..100099") :]
+    assert planted != TEXT and G.registration_hash(planted) != stored
+    spaced = TEXT.replace("Each is about lag", "Each is about lag ", 1)
+    assert G.registration_hash(spaced) != stored
+
+
+def test_changes_outside_and_line_endings_are_not():
+    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    assert G.registration_hash(TEXT.replace("None so far.", "2027-01-01 (UTC), commit abc: an entry.")) == stored
+    assert G.registration_hash(TEXT.replace("\n", "\r\n")) == stored
+    assert G.registration_hash(TEXT.replace("\n", "\r")) == stored
+
+
+def test_markers_must_be_whole_lines_once_and_in_order():
+    with pytest.raises(ValueError, match="exactly once"):
+        G.registered_section(TEXT.replace(G.END, ""))
+    with pytest.raises(ValueError, match="exactly once"):
+        G.registered_section(TEXT + "\n" + G.BEGIN + "\n")
+    with pytest.raises(ValueError, match="exactly once"):
+        G.registered_section(TEXT.replace(G.BEGIN, " " + G.BEGIN))
+    swapped = TEXT.replace(G.BEGIN, "@@").replace(G.END, G.BEGIN).replace("@@", G.END)
+    with pytest.raises(ValueError, match="before"):
+        G.registered_section(swapped)
+    with pytest.raises(TypeError, match="text"):
+        G.registered_section(b"bytes")
+
+
+def test_records_must_carry_the_hash():
+    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    G.check_record({"registration": stored}, stored)
+    with pytest.raises(ValueError, match="registration hash"):
+        G.check_record({"registration": "0" * 64}, stored)
+    with pytest.raises(ValueError, match="registration hash"):
+        G.check_record({}, stored)
+
+
+def test_no_confirmatory_record_exists_yet():
+    for path in (ROOT / "book" / "data").glob("*.json"):
+        content = json.loads(path.read_text())
+        assert "registration" not in content, path
+        seeds = content.get("seeds", [])
+        assert not set(seeds) & set(G.CONFIRMATORY_SEEDS), path
+
+
+def test_registered_constants_agree_with_the_page():
+    assert G.CONFIRMATORY_SEEDS == tuple(range(100_000, 100_100)) and G.SEEDS_PER_CELL == 100
+    assert "**100000..100099**" in SECTION and "100 paired seeds per cell" in SECTION
+    assert "2000000..2000031" in SECTION and P.PREDICTOR_SEEDS == tuple(range(2_000_000, 2_000_032))
+    assert P.THRESHOLD == 0.0 and "**0**" in SECTION
+    assert G.WARM_FRACTIONS == (0.125, 0.25, 0.5) and "1/8, 1/4, 1/2" in SECTION
+    assert G.WINDOW_SHARE == 0.9 and "at least 90% of the 100 seeds" in SECTION
+    assert G.FAILURE_MARGIN == 0.1 and G.ALPHA == 0.05
+    assert len(G.CONFIRMATORY_LEVELS) == 6 and "108 in all (72 on languages)" in SECTION
+    assert set(W.TARGET_LEVELS.values()) == set(G.CONFIRMATORY_LEVELS.values()) - {"main/scale=0.3 ratio=1"}
+    assert V.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
+    assert V.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
+    assert not set(P.PREDICTOR_SEEDS) & set(G.CONFIRMATORY_SEEDS)
+
+
+def test_the_frozen_baseline_and_the_exploratory_figures_are_the_stored_ones():
+    stored = json.loads((ROOT / V.OUTPUT).read_text())["summary"]
+    b0, b1, b2 = stored["baseline_coefficients"]
+    assert f"intercept ${statistic(b0)}$, ratio\n  ${statistic(b1)}$, scale ${statistic(b2)}$" in SECTION
+    outside = TEXT.split(G.END)[1]
+    for name in ("predictor", "baseline", "baseline, leave one task out"):
+        low, high = stored["interval"][name]
+        assert f"{statistic(stored['auroc'][name])}" in outside
+        assert f"[{statistic(low)}, {statistic(high)}]" in outside
+    for name in ("predictor - baseline", "predictor - baseline, leave one task out"):
+        low, high = stored["interval"][name]
+        assert f"[{statistic(low)}, {statistic(high)}]" in outside
+    assert f"{statistic(100 * stored['true_positive_rate'])}%" in outside
+    assert f"{statistic(100 * stored['false_positive_rate'])}%" in outside
+    assert stored["threshold"] == P.THRESHOLD and stored["cells"] == 486 and stored["positives"] == 91
+
+
+def test_the_power_table_is_recomputed():
+    records = load_exploratory(ROOT / "book" / "data")
+    for optimiser, label in (("adam", "Adam"), ("sgd", "SGD")):
+        effects = W.planning_effects(records, optimiser)
+        found = W.plan(effects, cells=108, language_cells=72, margin=math.log10(1.1), candidates=(100,))
+        rows = {
+            "(a) failure": f"only joint fails {statistic(effects['p10'])}, only lag {statistic(effects['p01'])}",
+            "(a') recognition": f"only lag recognises {statistic(effects['r10'])}, only joint {statistic(effects['r01'])}",
+            "(b) difference": f"both succeed {statistic(effects['both_succeed'])}; mean "
+            f"{statistic(effects['median_abs_mean'])}, sd {statistic(effects['median_sd'])}",
+            "(b) equivalence": f"true difference 0, sd {statistic(effects['median_sd'])}",
+        }
+        for (outcome, effect), plan in zip(rows.items(), found.values(), strict=True):
+            shown = plan["power"][100]
+            power = "< 1e-6" if shown < 1e-6 else statistic(shown)
+            assert f"| {label} | {outcome} | {effect} | {plan['seeds']} | {power} |" in SECTION, (label, outcome)
+    inside = f"0.97 is counted inside the window with probability\n{statistic(W.window_accuracy(100, 0.97))}"
+    assert inside in SECTION
+    assert f"one at 0.95 with {statistic(W.window_accuracy(100, 0.95))}" in SECTION
+    assert f"left out with probability\n{statistic(W.window_accuracy(100, 0.8))}" in SECTION
