@@ -62,10 +62,9 @@ class Population:
 
 
 # Sums visiting more strings than this use the tail expansion (power laws); beyond MAX_TERMS
-# the exact sum is refused: it holds about 100 bytes per string at its peak (measured: 4.2 GB
-# for 4.4e7 strings), so MAX_TERMS bounds a call by about 1 GB.
+# the exact sum is refused (it would need gigabytes).
 EXPANSION_THRESHOLD = 200_000
-MAX_TERMS = 10_000_000
+MAX_TERMS = 50_000_000
 TAIL_MODES = ("auto", "bounded", "expanded")
 
 
@@ -94,8 +93,9 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
     ``scaling`` "log" or "none"; ``tail`` how the lengths beyond the exact sum enter:
     "bounded" (left out, eq-tail-bound), "expanded" (thm-tail-expansion, power laws only) or
     "auto" (expanded when the exact sum would visit more than 2e5 strings and the expansion
-    reaches ``tol``, else bounded). A call whose sums would need more than about 1 GB is
-    refused with a ValueError that names the argument to change.
+    reaches ``tol``, else bounded). An exact sum over more than ``MAX_TERMS`` strings, or an
+    expansion over more than ``heavy_tail.MAX_EVALUATIONS`` per-string terms, is refused with
+    a ValueError that says which argument to change.
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")

@@ -87,3 +87,56 @@ def test_the_evaluation_cap_falls_back_to_the_exact_sum_under_auto(monkeypatch):
     with pytest.raises(ValueError, match="refused"):
         population(theta, u, data, tail="expanded")
     assert math.isfinite(exact.loss)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "keywords", "error", "message"),
+    [
+        ((Geometric(10),), {"prior": 1.0}, ValueError, "prior"),
+        ((Geometric(10),), {"prior": 0.0}, ValueError, "prior"),
+        ((Geometric(10),), {"tol": 0.0}, ValueError, "tol"),
+        ((Geometric(10),), {"tol": math.nan}, ValueError, "tol"),
+        ((Geometric(10), "two-b"), {}, ValueError, "two-b"),
+        ((10,), {}, TypeError, "lengths must be a LengthDistribution"),
+        ((Geometric(10), "one-b", 0.3), {}, TypeError, "positional"),  # prior and tol are keyword-only
+    ],
+)
+def test_bad_data_is_refused_when_built_naming_the_argument(arguments, keywords, error, message):
+    with pytest.raises(error, match=message):
+        Data(*arguments, **keywords)
+
+
+def test_the_sums_and_samplers_take_only_a_data_value():
+    from lagtheory.attention_step import attention_factor, mean_b_fraction, phase_one_output
+    from lagtheory.population_gd import run_schedule
+    from lagtheory.sampled import DataSampler
+    from lagtheory.schedules import output_only
+
+    law = Geometric(10)
+    for call in (
+        lambda: population((0, 0), (0, 0), law),
+        lambda: run_schedule(output_only(1, 1.0), law),
+        lambda: DataSampler(law),
+        lambda: mean_b_fraction(law),
+        lambda: phase_one_output(1.0, law),
+        lambda: attention_factor((0.0, 0.0), law),
+    ):
+        with pytest.raises(TypeError, match="data must be a lagtheory.Data"):
+            call()
+    with pytest.raises(TypeError):
+        population((0, 0), (0, 0), Data(law), "log")  # scaling and tail are keyword-only
+
+
+def test_length_draws_are_the_inverse_cdf_draws_written_out():
+    # the draws the samplers made before the laws had a sample method, written out here without the
+    # package: geometric by the closed-form inverse CDF, the power law by searchsorted on its CDF to N
+    uniform = np.random.default_rng(7).random(5000)
+    q = 1 / 10
+    geometric = 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)
+    np.testing.assert_array_equal(Geometric(10).sample(5000, np.random.default_rng(7), 1e-12), geometric)
+    law, tol = PowerLaw(3), 1e-9
+    N = law.sample_support(tol)
+    support = np.arange(1, N + 1, dtype=np.float64)
+    cdf = np.cumsum(support**-3.0)
+    power = 1 + np.searchsorted(cdf, uniform * cdf[-1], side="right")
+    np.testing.assert_array_equal(law.sample(5000, np.random.default_rng(7), tol), power)

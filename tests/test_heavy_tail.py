@@ -120,3 +120,23 @@ def test_expanded_and_bounded_tails_agree_within_tol(counts):
     assert abs(bounded.loss - expanded.loss) <= 2e-8
     assert np.all(np.abs(bounded.grad_theta - expanded.grad_theta) <= 2e-8)
     assert np.all(np.abs(bounded.grad_u - expanded.grad_u) <= 2e-8)
+
+
+@pytest.mark.parametrize(("A", "w"), [(4, 3.0), (12, 0.5), (48, 40.0)])
+def test_uniform_inner_bound_has_the_constant_C_A_of_the_book(A, w):
+    # lem-midpoint-sum / thm-tail-expansion: |E_in| <= C_A M sum_{n > N0} pi(n) s(n) / n with
+    # C_A = 13 / (360 rho^4 (A - 1/2)^3) + 1 / (48 rho^3 A^3), rho = sin(r / 2), r the strip half-width;
+    # without s(n), the sum is at most int_{N0}^inf x^-(s+1) dx / zeta(s) = N0^-s / (s zeta(s)) (by hand)
+    from lagtheory.heavy_tail import _Problem, count_tail, strip_half_width
+
+    law, counts = PowerLaw(3.5), UniformCount()
+    r = strip_half_width(w)
+    problem = _Problem(law, counts, count_tail(counts), -1.0, w - 1.0, 0.3, True, r, string_bounds(-1.0, w - 1.0))
+    N0 = 1000
+    plain, _ = count_tail(counts).inner_bound(problem, N0, A)
+    rho = mpmath.sin(mpmath.mpf(r) / 2)
+    C_A = mpmath.mpf(13) / 360 / (rho**4 * (A - mpmath.mpf(1) / 2) ** 3) + mpmath.mpf(1) / 48 / (
+        rho**3 * A**3
+    )
+    expected = C_A * mpmath.mpf(N0) ** -3.5 / (mpmath.mpf(3.5) * mpmath.zeta(3.5))
+    assert plain == pytest.approx(float(expected), rel=1e-12, abs=0)
