@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from scipy.special import expit  # noqa: E402
 
-from lagtheory import BinomialCount, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
+from lagtheory import BinomialCount, Data, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
 from lagtheory.exact_recognition import recognition_trusted  # noqa: E402
 from lagtheory.model import ShallowTransformer  # noqa: E402
 from lagtheory.pooling import log_odds_parts  # noqa: E402
@@ -62,7 +62,7 @@ def milliseconds(seconds: float) -> str:
 def overhead_rows() -> list[Row]:
     """Package calls against a bare numpy (or torch) evaluation of the same sums."""
     lengths = Geometric(10.0)
-    result = population(THETA, U, lengths, tol=TOL)
+    result = population(THETA, U, Data(lengths, tol=TOL))
     N = result.truncation_length
     n = np.arange(1, N + 1, dtype=np.float64)
     weight = lengths.pmf(n)
@@ -76,12 +76,13 @@ def overhead_rows() -> list[Row]:
         return weight @ np.logaddexp(0.0, -f), weight @ (miss * q), weight @ (miss * p), weight @ (miss * scale * p * q)
 
     bare = median_time(bare_sums, 15, 200)
-    public = median_time(lambda: population(THETA, U, lengths, tol=TOL), 15, 200)
-    trusted = median_time(lambda: population_trusted(THETA, U, lengths, OneB(), TOL, 0.5, "log"), 15, 200)
-    step_public = median_time(lambda: (population(THETA, U, lengths, tol=TOL), recognition(THETA, U)), 15, 100)
+    data = Data(lengths, tol=TOL)  # checked once, as a training run does
+    public = median_time(lambda: population(THETA, U, data), 15, 200)
+    trusted = median_time(lambda: population_trusted(THETA, U, data, "log"), 15, 200)
+    step_public = median_time(lambda: (population(THETA, U, data), recognition(THETA, U)), 15, 100)
     step_trusted = median_time(
         lambda: (
-            population_trusted(THETA, U, lengths, OneB(), TOL, 0.5, "log"),
+            population_trusted(THETA, U, data, "log"),
             recognition_trusted(THETA, U, 10**12, "log"),
         ),
         15,
@@ -133,7 +134,7 @@ def overhead_rows() -> list[Row]:
 
 def monte_carlo_rows(samples: int = 20_000) -> list[Row]:
     """Monte-Carlo gradient (torch autograd on sampled strings) against the exact sum at the same accuracy."""
-    exact = median_time(lambda: population(THETA, U, Geometric(10.0), tol=TOL), 15, 50)
+    exact = median_time(lambda: population(THETA, U, Data(Geometric(10.0), tol=TOL)), 15, 50)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     model = ShallowTransformer(vocab_size=2)
@@ -190,7 +191,7 @@ def heavy_tail_rows() -> list[Row]:
         (PowerLaw(2.5), UniformCount()),
     ]:
         try:
-            N = truncation_for(lengths, U, 0.5, TOL)
+            N = truncation_for(Data(lengths, tol=TOL), U)
         except ValueError:  # N beyond 1e7: the extrapolation below is then a lower bound
             N = 10**7
         strings = _strings(counts, N)
@@ -198,13 +199,15 @@ def heavy_tail_rows() -> list[Row]:
             before = median_time(lambda law=lengths, c=counts: _uncached(law, c, TOL), 3)
             before_text = f"{milliseconds(before)} ({strings:.1e} strings)"
         else:  # refused (a MemoryError before): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
-            small = population(THETA, U, PowerLaw(4.0), counts, tol=1e-8, tail="bounded").truncation_length
+            small = population(THETA, U, Data(PowerLaw(4.0), counts, tol=1e-8), tail="bounded").truncation_length
             per_string = median_time(lambda c=counts: _uncached(PowerLaw(4.0), c, 1e-8), 3)
             before = strings * per_string / _strings(counts, small)
             more = "more than " if N == 10**7 else ""
             before_text = f"refused ({more}{strings:.1e} strings): {more}about {before:.0e} s extrapolated"
-        after_result = population(THETA, U, lengths, counts, tol=TOL, tail="expanded")
-        after = median_time(lambda law=lengths, c=counts: population(THETA, U, law, c, tol=TOL, tail="expanded"), 7)
+        after_result = population(THETA, U, Data(lengths, counts, tol=TOL), tail="expanded")
+        after = median_time(
+            lambda law=lengths, c=counts: population(THETA, U, Data(law, c, tol=TOL), tail="expanded"), 7
+        )
         rows.append((f"{lengths!r}, {counts!r}: term by term, N = {N}", before_text, "1"))
         rows.append(
             (
@@ -219,7 +222,7 @@ def heavy_tail_rows() -> list[Row]:
 def _uncached(lengths, counts, tol: float):
     """The term-by-term sum as it was before the tail expansion: the per-string table built anew."""
     _length_table.cache_clear()
-    return population(THETA, U, lengths, counts, tol=tol, tail="bounded")
+    return population(THETA, U, Data(lengths, counts, tol=tol), tail="bounded")
 
 
 def _strings(counts, N: int) -> int:

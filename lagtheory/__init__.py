@@ -6,6 +6,7 @@ mathematical object (see the API page of the book).
 """
 
 from .counts import BinomialCount, CountDistribution, OneB, UniformCount
+from .data import Data
 from .dfa import DFA
 from .exact_recognition import Recognition, recognition
 from .languages import LANGUAGES
@@ -20,6 +21,7 @@ __all__ = [
     "LANGUAGES",
     "BinomialCount",
     "CountDistribution",
+    "Data",
     "Geometric",
     "LengthDistribution",
     "OneB",

@@ -14,9 +14,10 @@ closed forms that several chapters use:
 * ``first_marker_factor``: G_F of Proposition prop-first (c), the same factor for
   the language FIRST and the position-1 score s.
 
-Each expectation over positives is summed exactly over the lengths n <= N, with N
-the smallest length whose proven tail bound (eq. eq-tail-bound) makes the
-truncation error at most ``tol``.
+The first three take the data distribution as one :class:`lagtheory.data.Data`. Each
+expectation over positives is summed exactly over the lengths n <= N, with N the smallest
+length whose proven tail bound (eq. eq-tail-bound) makes the truncation error at most
+its ``tol``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, gammaln
 
-from ._validation import as_float_array, check_positive, check_probability
-from .counts import CountDistribution, resolve_counts
+from ._validation import as_float_array, check_positive
+from .data import Data, check_data
 from .lengths import LengthDistribution
 
 _BLOCK = 1 << 22  # entries of one block of the (output layers x table rows) matrix
@@ -42,70 +43,53 @@ def _checked_lengths(lengths: LengthDistribution) -> LengthDistribution:
     return lengths
 
 
-def _positives_at_t0(
-    lengths: LengthDistribution, positives: str | CountDistribution, N: int
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+def _positives_at_t0(data: Data, N: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(n, k / n, pi(n) kappa(k | n)) over every positive (n, k) with n <= N."""
-    n, k, kappa = resolve_counts(positives).table(np.arange(1, N + 1, dtype=np.int64))
-    return n, k / n, lengths.pmf(n) * kappa
+    n, k, kappa = data.positives.table(np.arange(1, N + 1, dtype=np.int64))
+    return n, k / n, data.lengths.pmf(n) * kappa
 
 
-def mean_b_fraction(
-    lengths: LengthDistribution, positives: str | CountDistribution = "one-b", tol: float = 1e-12
-) -> float:
-    """M = E_+[k / n], the mean fraction of b's in a positive (book eq. eq-phase1).
-
-    ``lengths``: a LengthDistribution; ``positives``: "one-b", "uniform" or a
-    CountDistribution; ``tol`` > 0 bounds the truncation error (k / n <= 1, so the
-    neglected part is at most P(n > N)).
+def mean_b_fraction(data: Data) -> float:
+    """M = E_+[k / n], the mean fraction of b's in a positive (book eq. eq-phase1), for the
+    data distribution ``data`` (:class:`lagtheory.data.Data`); its ``tol`` bounds the
+    truncation error (k / n <= 1, so the neglected part is at most P(n > N)).
     """
-    lengths = _checked_lengths(lengths)
-    tol = check_positive(tol, "tol")
-    _, ratio, weight = _positives_at_t0(lengths, positives, lengths.truncation_length(tol, math.inf))
+    data = check_data(data)
+    _, ratio, weight = _positives_at_t0(data, data.lengths.truncation_length(data.tol, math.inf))
     return float(weight @ ratio)
 
 
-def phase_one_output(
-    eta1: float,
-    lengths: LengthDistribution,
-    positives: str | CountDistribution = "one-b",
-    prior: float = 0.5,
-    tol: float = 1e-12,
-) -> NDArray[np.float64]:
+def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
     """u^(1) = -eta1 grad_u L(theta = 0, u = 0), book eq. (eq-phase1).
 
     At u = 0 every output is 0 and sigma(0) = 1/2, so by eq. (eq-grad-u) with the prior
-    of positives ``prior``: dL/du_a = 1/2 - prior + prior m / 2 and dL/du_b = -prior m / 2,
-    with m = :func:`mean_b_fraction`. For prior = 1/2 this is u^(1) = (eta1 m / 4) (-1, 1).
-    ``eta1`` > 0 is the step size; each component errs by at most eta1 tol / 2.
+    of positives ``prior = data.prior``: dL/du_a = 1/2 - prior + prior m / 2 and
+    dL/du_b = -prior m / 2, with m = :func:`mean_b_fraction`. For prior = 1/2 this is
+    u^(1) = (eta1 m / 4) (-1, 1). ``eta1`` > 0 is the step size; each component errs by at
+    most eta1 ``data.tol`` / 2.
     """
     eta1 = check_positive(eta1, "eta1")
-    prior = check_probability(prior, "prior")
-    m = mean_b_fraction(lengths, positives, tol)
+    m = mean_b_fraction(data)
+    prior = data.prior
     return -eta1 * np.array([0.5 - prior + prior * m / 2, -prior * m / 2])
 
 
-def attention_factor(
-    u: ArrayLike,
-    lengths: LengthDistribution,
-    positives: str | CountDistribution = "one-b",
-    tol: float = 1e-12,
-) -> float | NDArray[np.float64]:
+def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
     """G(u) = E_+[sigma(-f) log(n) p (1 - p)] at t = 0, where p = k / n and f = u_a + w k / n
     (book eq. eq-phase2, Theorem thm-one-step): dL/dt = -prior (u_b - u_a) G(u) at t = 0.
 
     G(eta1) of eq. (eq-phase2) is ``attention_factor(phase_one_output(eta1, ...), ...)``.
     ``u``: one output layer (u_a, u_b), or an array of shape (M, 2) of them (then an
-    array of M values is returned). The integrand is at most log(n) / 4, so the
-    truncation error is at most E[log n; n > N] / 4 <= ``tol``.
+    array of M values is returned); ``data`` the data distribution (its prior does not enter
+    G). The integrand is at most log(n) / 4, so the truncation error is at most
+    E[log n; n > N] / 4 <= ``data.tol``.
     """
-    lengths = _checked_lengths(lengths)
-    tol = check_positive(tol, "tol")
+    data = check_data(data)
     u_arr = as_float_array(u, "u")
     if u_arr.shape[-1:] != (2,) or u_arr.ndim > 2:
         raise ValueError(f"u must have shape (2,) or (M, 2), ordered (a, b), got shape {u_arr.shape}")
     # P(n > N) <= 1 always holds: only the log-moment condition decides N here
-    n, ratio, weight = _positives_at_t0(lengths, positives, lengths.truncation_length(1.0, 4.0 * tol))
+    n, ratio, weight = _positives_at_t0(data, data.lengths.truncation_length(1.0, 4.0 * data.tol))
     spread = weight * np.log(n) * ratio * (1 - ratio)
     mixed = spread > 0  # n = 1 and k = n contribute 0
     ratio, spread = ratio[mixed], spread[mixed]
@@ -119,7 +103,7 @@ def attention_factor(
     return float(values[0]) if u_arr.ndim == 1 else values
 
 
-def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, tol: float = 1e-12) -> float:
+def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float = 1e-12) -> float:
     """G_F of book Proposition prop-first (c): dL/ds = -(w / 2) G_F for the language FIRST with
     a position-1 score s, at theta = 0, s = 0 and the output layer ``u`` (balanced classes):
 
@@ -129,7 +113,9 @@ def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, tol: float = 
     f_+ = u_a + w (1 + j) / n, f_- = u_a + w j / n the outputs of the positive (first
     letter b) and of the negative (first letter a) at uniform attention. Terms with n = 1
     are 0. The bracket is at most 1 and (n - 1) / n^2 <= 1/4, so the truncation error is at
-    most E[log n; n > N] / 4 <= ``tol``.
+    most E[log n; n > N] / 4 <= ``tol``. The data distribution here is FIRST's (balanced
+    classes, the letters after the first uniform), not a :class:`lagtheory.data.Data`: only
+    the length law and the tolerance are free, and ``tol`` is keyword-only.
     """
     lengths = _checked_lengths(lengths)
     tol = check_positive(tol, "tol")

@@ -21,6 +21,11 @@ class CountDistribution(ABC):
     def table(self, lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Flat arrays (n, k, kappa(k | n)) over every length in ``lengths`` and every k it allows."""
 
+    def strings_up_to(self, N: int) -> int:
+        """The number of positives (n, k) with n <= N that a population sum visits: every
+        1 <= k <= n, N (N + 1) / 2 (the rows of :meth:`table` over the lengths 1..N)."""
+        return N * (N + 1) // 2
+
 
 @dataclass(frozen=True)
 class OneB(CountDistribution):
@@ -29,6 +34,10 @@ class OneB(CountDistribution):
     def table(self, lengths):
         n = lengths.astype(np.float64)
         return n, np.ones_like(n), np.ones_like(n)
+
+    def strings_up_to(self, N: int) -> int:
+        """N: one string (n, 1) per length."""
+        return N
 
 
 def _all_counts(lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -20,13 +20,20 @@ Gauss-Legendre quadrature in log x. Every step has an explicit error bound from 
 analyticity of Phi on the strip |Im z| <= min(pi/2, pi/|w|) (lem-strip) and Cauchy's
 estimates; :func:`tail_expansion` adds them up, chooses N0 (and A or J) so that the sum
 is at most the tolerance, and returns the tail and that bound.
+
+What depends on the count law (the surrogate m~, its sizes A or J, the inner bound, the
+disks of the outer bound) is one :class:`CountTail` per law, found by :func:`count_tail`
+(a ``functools.singledispatch`` function: a new count law registers its own pieces, and a
+law without pieces has no expansion). A plan that would evaluate more than
+``MAX_EVALUATIONS`` per-string terms (a narrow strip, |u_b - u_a| large) is refused with
+:class:`ExpansionTooCostly` before anything is allocated.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, singledispatch
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,6 +55,13 @@ TAYLOR_CANDIDATES = tuple(range(4, 41, 2))  # J (even), binomial counts
 CIRCLE_POINTS = 64  # samples on the circle that gives the Taylor coefficients (aliasing 2^-64)
 BULK_CUTOFF = 36.0  # the bulk integral of the uniform count runs over |zeta| <= 36
 MAX_LOG_LENGTH = 700.0  # the integral runs to x = e^V, V <= 700 (beyond, e^V overflows)
+# per-string evaluations of one expansion; each holds about 30 float64 intermediates, so this
+# bounds the memory of a call by about 1 GB
+MAX_EVALUATIONS = 4_000_000
+
+
+class ExpansionTooCostly(ValueError):
+    """The cheapest plan that meets the budget would evaluate more than MAX_EVALUATIONS terms."""
 
 
 def strip_half_width(w: float) -> float:
@@ -77,6 +91,7 @@ class TailExpansion:
 class _Problem:
     lengths: PowerLaw
     counts: CountDistribution
+    pieces: CountTail
     u_a: float
     u_b: float
     t: float
@@ -145,16 +160,154 @@ def _terms(z: NDArray, x: NDArray, problem: _Problem) -> NDArray:
     return np.stack(per_string_terms(z, problem.u_a, problem.u_b, scale))
 
 
-def _surrogate(x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray, int]:
-    """m~(x) for the four terms, shape (4, len(x)); a bound (per unit of M, without s(x)) on the
-    numerical error of each value (quadrature inside m~, Taylor coefficients); the number of
-    per-string evaluations. ``size`` is A (uniform) or J (binomial)."""
-    counts, col = problem.counts, x[:, None]
-    if isinstance(counts, OneB):
+class CountTail:
+    """The count law's pieces of thm-tail-expansion. ``size`` is A (uniform counts), J
+    (binomial counts) or 0 (one b). Every bound is per unit of the string bound M."""
+
+    def sizes(self, N0: int) -> tuple[int, ...]:
+        """The sizes to try at exact length N0, smallest (cheapest) first."""
+        raise NotImplementedError
+
+    def surrogate(self, x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray, int]:
+        """m~(x) for the four terms, shape (4, len(x)); a bound (per unit of M, without s(x)) on
+        the numerical error of each value (quadrature inside m~, Taylor coefficients); the number
+        of per-string evaluations."""
+        raise NotImplementedError
+
+    def evaluations(self, x: NDArray[np.float64], problem: _Problem, size: int) -> int:
+        """The number of per-string evaluations :meth:`surrogate` makes at ``x`` (before it runs)."""
+        raise NotImplementedError
+
+    def inner_bound(self, problem: _Problem, N0: int, size: int) -> tuple[float, float]:
+        """Bound on sum_{n > N0} pi(n) |m(n) - m~(n)|: (without s(n), with s(n) = log n)."""
+        raise NotImplementedError
+
+    def disk(self, problem: _Problem, size: int) -> tuple[float, float]:
+        """(phi, shift): the disks D(y, rho1 y) of the outer bound have sin(phi) (N0 - shift) / N0
+        as their relative radius, phi small enough that m~ is analytic on them."""
+        raise NotImplementedError
+
+    def disk_bound(self, problem: _Problem, size: int, y: float) -> float:
+        """K with |m~| <= M K |s| on the disks, |xi| >= y."""
+        raise NotImplementedError
+
+
+@singledispatch
+def count_tail(counts: CountDistribution) -> CountTail | None:
+    """The pieces of thm-tail-expansion for the count law ``counts``; None (no expansion) for a
+    law that registers none."""
+    return None
+
+
+class _OneBTail(CountTail):
+    """One b: m~(x) = h(1; x), equal to m(n) at every length."""
+
+    def sizes(self, N0):
+        return (0,)
+
+    def surrogate(self, x, problem, size):
         return _terms(_log_odds_at(1.0, x, problem), x, problem), np.zeros_like(x), x.size
-    if isinstance(counts, UniformCount):
-        return _uniform_surrogate(x, col, problem, size)
-    return _binomial_surrogate(x, col, problem, size)
+
+    def evaluations(self, x, problem, size):
+        return x.size
+
+    def inner_bound(self, problem, N0, size):
+        return 0.0, 0.0
+
+    def disk(self, problem, size):
+        return problem.r / (1 + problem.t_arg), 1.0
+
+    def disk_bound(self, problem, size, y):
+        return 1.0
+
+
+class _UniformTail(CountTail):
+    """Uniform counts: lem-midpoint-sum in k, A terms summed at each end."""
+
+    def sizes(self, N0):
+        return tuple(A for A in (4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192) if 2 * A + 2 < N0 / 2)
+
+    def surrogate(self, x, problem, size):
+        return _uniform_surrogate(x, x[:, None], problem, size)
+
+    def evaluations(self, x, problem, size):
+        return x.size * (2 * size + 3 + _bulk_limits(x, problem, size)[2] * GL_NODES)
+
+    def inner_bound(self, problem, N0, size):
+        s, zeta_s = problem.lengths.exponent, problem.lengths.normaliser
+        A, rho = size, math.sin(problem.r / 2)
+        per_length = 13 / (360 * rho**4 * (A - 0.5) ** 3) + 1 / (48 * rho**3 * A**3)  # times M s(n) / n
+        log_offset = 0.0 if problem.log_scaled else None
+        return (
+            per_length * _power_integral(N0, s + 1, None) / zeta_s,
+            per_length * _power_integral(N0, s + 1, log_offset) / zeta_s,
+        )
+
+    def disk(self, problem, size):
+        return problem.r / (2 + problem.t_arg), 2 * size + 1.0
+
+    def disk_bound(self, problem, size, y):
+        return 1 + (2 * size + 7 / 6) / y
+
+
+class _BinomialTail(CountTail):
+    """Binomial counts: the Taylor polynomial of degree J - 1 at k = q x."""
+
+    def sizes(self, N0):
+        return TAYLOR_CANDIDATES
+
+    def surrogate(self, x, problem, size):
+        return _binomial_surrogate(x, x[:, None], problem, size)
+
+    def evaluations(self, x, problem, size):
+        return x.size * CIRCLE_POINTS
+
+    def inner_bound(self, problem, N0, size):
+        s, zeta_s, counts = problem.lengths.exponent, problem.lengths.normaliser, problem.counts
+        log_offset = 0.0 if problem.log_scaled else None
+        J, q = size, counts.q
+        rho = math.sin(problem.r / 2) * min(q, 1 - q)
+        _, upper = _binomial_moment_polynomials(q, J)
+        factor = math.e * (J + 1) / (rho**J * zeta_s * (1 - (1 - q) ** N0))
+        plain = sum(c * _power_integral(N0, s + J - i, None) for i, c in enumerate(upper[J]) if c > 0)
+        logged = sum(c * _power_integral(N0, s + J - i, log_offset) for i, c in enumerate(upper[J]) if c > 0)
+        return factor * plain, factor * logged
+
+    def disk(self, problem, size):
+        return (problem.r / 2) / (2 + problem.t_arg), 0.0
+
+    def disk_bound(self, problem, size, y):
+        q = problem.counts.q
+        rho_b = math.sin(problem.r / 4) * min(q, 1 - q)
+        _, upper = _binomial_moment_polynomials(q, size)
+        log_y = np.log(np.array([y]))
+        total = sum(float(_scaled_polynomial(upper[j], log_y, -j * (math.log(rho_b) + log_y))[0]) for j in range(size))
+        no_b = (1 - q) ** y
+        return (total + no_b) / (1 - no_b)
+
+
+@count_tail.register
+def _one_b_tail(counts: OneB) -> CountTail:
+    return _OneBTail()
+
+
+@count_tail.register
+def _uniform_tail(counts: UniformCount) -> CountTail:
+    return _UniformTail()
+
+
+@count_tail.register
+def _binomial_tail(counts: BinomialCount) -> CountTail:
+    return _BinomialTail()
+
+
+def _bulk_limits(x: NDArray[np.float64], problem: _Problem, A: int) -> tuple[NDArray, NDArray, int]:
+    """The bulk integral of the uniform surrogate at the nodes ``x``: its half-width in zeta
+    (Lam), that half-width cut off at BULK_CUTOFF, and its number of GL panels (each <= r)."""
+    full = np.log((x - A - 0.5) / (A + 0.5))
+    half = np.minimum(full, BULK_CUTOFF)  # beyond, sigma' < e^-36: the rest is bounded below
+    panels = max(1, math.ceil(2 * float(half.max()) / problem.r))
+    return full, half, panels
 
 
 def _uniform_surrogate(x, col, problem: _Problem, A: int):
@@ -165,9 +318,7 @@ def _uniform_surrogate(x, col, problem: _Problem, A: int):
     ends = low[:, :, :A].sum(axis=2) + high[:, :, :A].sum(axis=2) + all_b
     difference = (low[:, :, A] - low[:, :, A - 1]) - (high[:, :, A - 1] - high[:, :, A])
     # bulk: (1/x) int_{A+1/2}^{x-A-1/2} h dk = int_{-Lam}^{Lam} Phi(zeta + tau) sigma'(zeta) d zeta
-    full = np.log((x - A - 0.5) / (A + 0.5))
-    half = np.minimum(full, BULK_CUTOFF)  # beyond, sigma' < e^-36: the rest is bounded below
-    panels = max(1, math.ceil(2 * float(half.max()) / problem.r))
+    full, half, panels = _bulk_limits(x, problem, A)
     width = 2 * half / panels  # <= r
     starts = -half[:, None] + width[:, None] * np.arange(panels)
     zeta = (starts[:, :, None] + width[:, None, None] * (_GL_X + 1) / 2).reshape(x.size, -1)
@@ -213,57 +364,17 @@ def _binomial_surrogate(x, col, problem: _Problem, J: int):
 # -- the bounds of thm-tail-expansion --------------------------------------------------------
 
 
-def _inner_bound(problem: _Problem, N0: int, size: int) -> tuple[float, float]:
-    """Bound on sum_{n > N0} pi(n) |m(n) - m~(n)| per unit of M: (without s(n), with s(n) = log n)."""
-    s, zeta_s, counts = problem.lengths.exponent, problem.lengths.normaliser, problem.counts
-    log_offset = 0.0 if problem.log_scaled else None
-    if isinstance(counts, OneB):
-        return 0.0, 0.0
-    if isinstance(counts, UniformCount):
-        A, rho = size, math.sin(problem.r / 2)
-        per_length = 13 / (360 * rho**4 * (A - 0.5) ** 3) + 1 / (48 * rho**3 * A**3)  # times M s(n) / n
-        return (
-            per_length * _power_integral(N0, s + 1, None) / zeta_s,
-            per_length * _power_integral(N0, s + 1, log_offset) / zeta_s,
-        )
-    J, q = size, counts.q
-    rho = math.sin(problem.r / 2) * min(q, 1 - q)
-    _, upper = _binomial_moment_polynomials(q, J)
-    factor = math.e * (J + 1) / (rho**J * zeta_s * (1 - (1 - q) ** N0))
-    plain = sum(c * _power_integral(N0, s + J - i, None) for i, c in enumerate(upper[J]) if c > 0)
-    logged = sum(c * _power_integral(N0, s + J - i, log_offset) for i, c in enumerate(upper[J]) if c > 0)
-    return factor * plain, factor * logged
-
-
 def _outer_geometry(problem: _Problem, N0: int, size: int) -> tuple[float, float, float] | None:
     """(rho1, phi, K): disks D(y, rho1 y), y >= N0, on which m~ is analytic with |m~| <= M K |s|,
     every argument in play at most phi; None if the disks do not fit."""
-    counts, r, t_arg = problem.counts, problem.r, problem.t_arg
-    if isinstance(counts, OneB):
-        phi, shift = r / (1 + t_arg), 1.0
-    elif isinstance(counts, UniformCount):
-        phi, shift = r / (2 + t_arg), 2 * size + 1.0
-    else:
-        phi, shift = (r / 2) / (2 + t_arg), 0.0
+    phi, shift = problem.pieces.disk(problem, size)
     # rho1^-4 (1 - rho1)^-s in the bounds is smallest at rho1 = 4 / (s + 4): no need to go wider
     phi = min(phi, math.asin(4 / (problem.lengths.exponent + 4)))
     rho1 = math.sin(phi) * (N0 - shift) / N0
     if rho1 <= 0 or N0 * (1 - rho1) < 3:
         return None
     y = N0 * (1 - rho1)  # lower bound on |xi| and Re xi on the disks
-    if isinstance(counts, OneB):
-        K = 1.0
-    elif isinstance(counts, UniformCount):
-        K = 1 + (2 * size + 7 / 6) / y
-    else:
-        q = counts.q
-        rho_b = math.sin(r / 4) * min(q, 1 - q)
-        _, upper = _binomial_moment_polynomials(q, size)
-        log_y = np.log(np.array([y]))
-        total = sum(float(_scaled_polynomial(upper[j], log_y, -j * (math.log(rho_b) + log_y))[0]) for j in range(size))
-        no_b = (1 - q) ** y
-        K = (total + no_b) / (1 - no_b)
-    return rho1, phi, K
+    return rho1, phi, problem.pieces.disk_bound(problem, size, y)
 
 
 def _outer_bound(problem: _Problem, N0: int, rho1: float, phi: float, K: float) -> tuple[float, float]:
@@ -330,10 +441,14 @@ def tail_expansion(
     and at most ``budget_log`` for the d/dt term (its s(n) included); N0 the smallest candidate
     for which the bound fits and whose exact part visits fewer than ``max_terms`` strings. None when
     no candidate fits (the caller sums term by term)."""
+    pieces = count_tail(counts)
+    if pieces is None:
+        return None
     w = u_b - u_a
-    problem = _Problem(lengths, counts, u_a, u_b, t, log_scaled, strip_half_width(w), string_bounds(u_a, u_b))
+    problem = _Problem(lengths, counts, pieces, u_a, u_b, t, log_scaled, strip_half_width(w), string_bounds(u_a, u_b))
+    too_costly = None
     for N0 in EXACT_CANDIDATES:
-        if (N0 if isinstance(counts, OneB) else N0 * (N0 + 1) // 2) >= max_terms:
+        if counts.strings_up_to(N0) >= max_terms:
             break
         for size, rho1, phi, K, inner in _sizes(problem, N0, budget_plain, budget_log):
             outer = _outer_bound(problem, N0, rho1, phi, K)
@@ -344,29 +459,30 @@ def tail_expansion(
             if integral_plan is None:
                 continue
             edges, truncation, quadrature = integral_plan
+            evaluations = pieces.evaluations(_nodes(N0, edges)[0], problem, size)
+            if evaluations > MAX_EVALUATIONS:
+                too_costly = evaluations if too_costly is None else min(too_costly, evaluations)
+                continue
             tail, numerical, cost = _evaluate(problem, N0, size, edges)
             plain = inner[0] + outer[0] + truncation[0] + quadrature[0] + numerical[0]
             logged = inner[1] + outer[1] + truncation[1] + quadrature[1] + numerical[1]
             if plain <= budget_plain and logged <= budget_log:
                 bound = problem.M * np.array([plain, plain, plain, logged])
                 return TailExpansion(exact_length=N0, tail=tail, bound=bound, cost=cost)
+    if too_costly is not None:
+        raise ExpansionTooCostly(
+            f"the expansions that meet tol would evaluate at least {too_costly:.2g} per-string terms, more than "
+            f"MAX_EVALUATIONS = {MAX_EVALUATIONS:.0e} (about 1 GB): |u_b - u_a| = {abs(w):.4g} narrows the strip "
+            f"of lem-strip to r = {problem.r:.3g}; use a u with smaller |u_b - u_a|, a larger tol, or tail='bounded'"
+        )
     return None
 
 
 def _sizes(problem: _Problem, N0: int, budget_plain: float, budget_log: float):
     """The A's (uniform) or J's (binomial), smallest first, whose inner bound is at most 2/5 of the
     budget and whose outer disks fit, each as (size, rho1, phi, K, inner bounds)."""
-    counts = problem.counts
-    if isinstance(counts, OneB):
-        sizes = (0,)
-    elif isinstance(counts, UniformCount):
-        sizes = tuple(A for A in (4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192) if 2 * A + 2 < N0 / 2)
-    elif isinstance(counts, BinomialCount):
-        sizes = TAYLOR_CANDIDATES
-    else:
-        sizes = ()
-    for size in sizes:
-        inner = _inner_bound(problem, N0, size)
+    for size in problem.pieces.sizes(N0):
+        inner = problem.pieces.inner_bound(problem, N0, size)
         if inner[0] > budget_plain / 2 or inner[1] > budget_log / 2:
             continue
         geometry = _outer_geometry(problem, N0, size)
@@ -374,15 +490,21 @@ def _sizes(problem: _Problem, N0: int, budget_plain: float, budget_log: float):
             yield (size, *geometry, inner)
 
 
-def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float], int]:
-    """The tail: GL in v = log x over the panels of ``edges`` plus the difference correction at
-    N0 (lem-midpoint-sum in n); and the bound on the numerical error inside m~ at the nodes."""
+def _nodes(N0: int, edges: NDArray) -> tuple[NDArray, NDArray]:
+    """The lengths x at which the tail is evaluated (the GL nodes in v = log x over the panels of
+    ``edges``, then N0 and N0 + 1) and the GL weights in v of the nodes."""
     width = edges[1] - edges[0]
     v = (edges[:-1, None] + width * (_GL_X + 1) / 2).ravel()
     weights = np.tile(_GL_W, edges.size - 1) * (width / 2)
-    x = np.concatenate([np.exp(v), [float(N0), N0 + 1.0]])
-    surrogate, error, cost = _surrogate(x, problem, size)
-    pmf = np.exp(-problem.lengths.exponent * np.log(x)) / problem.lengths.normaliser
+    return np.concatenate([np.exp(v), [float(N0), N0 + 1.0]]), weights
+
+
+def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float], int]:
+    """The tail: GL in v = log x over the panels of ``edges`` plus the difference correction at
+    N0 (lem-midpoint-sum in n); and the bound on the numerical error inside m~ at the nodes."""
+    x, weights = _nodes(N0, edges)
+    surrogate, error, cost = problem.pieces.surrogate(x, problem, size)
+    pmf = problem.lengths.density(x)
     f = surrogate * pmf  # (4, nodes + 2)
     node_weight = np.concatenate([weights * x[:-2], [-1 / 24, 1 / 24]])  # integral in v, then (f(N0+1) - f(N0))/24
     tail = f @ node_weight

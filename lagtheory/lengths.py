@@ -8,7 +8,9 @@ tail bounds (book eq. eq-tail-bound):
                                    gradient carries a factor log n)
 
 so that a population sum truncated at N has an error bounded by a multiple
-of T0(N) and T1(N).
+of T0(N) and T1(N). Each distribution also draws seeded samples (``sample``: exact for
+the geometric law, by inverse CDF on {1, ..., N} otherwise), and the power law has a
+density at real lengths for the tail expansion of :mod:`lagtheory.heavy_tail`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,7 +31,13 @@ _last_truncation: dict[LengthDistribution, int] = {}
 
 
 class LengthDistribution(ABC):
-    """A distribution of string lengths on {1, 2, ...}."""
+    """A distribution of string lengths on {1, 2, ...}.
+
+    ``expandable``: whether the population sums over this law have the tail expansion of
+    thm-tail-expansion (:mod:`lagtheory.heavy_tail`; power laws only).
+    """
+
+    expandable: ClassVar[bool] = False
 
     @abstractmethod
     def pmf(self, n: ArrayLike) -> NDArray[np.float64]:
@@ -73,6 +83,20 @@ class LengthDistribution(ABC):
         _last_truncation[self] = N
         return N
 
+    def sample_support(self, tol: float) -> int | None:
+        """The largest length :meth:`sample` draws at tolerance ``tol``: the smallest N with
+        P(n > N) <= ``tol`` by the proven tail bound (the mass condition of eq-tail-bound);
+        None where the draws are exact and unbounded (the geometric law)."""
+        return self.truncation_length(tol, math.inf)
+
+    def sample(self, size: int, rng: np.random.Generator, tol: float) -> NDArray[np.int64]:
+        """``size`` lengths drawn from ``rng`` with one uniform each: by inverse CDF of pi
+        restricted to {1, ..., N}, N = :meth:`sample_support` (``tol``). The law drawn is pi
+        conditioned on n <= N, within total variation ``tol`` of pi."""
+        uniform = rng.random(size)
+        cdf = _support_cdf(self, self.sample_support(tol))
+        return 1 + np.searchsorted(cdf, uniform * cdf[-1], side="right").astype(np.int64)
+
     def _smallest_truncation(self, small_enough, max_length: int) -> int:
         """Smallest N >= min_truncation with small_enough(N), by doubling then bisection."""
         low = self.min_truncation
@@ -93,6 +117,14 @@ class LengthDistribution(ABC):
             else:
                 low = middle
         return high
+
+
+@lru_cache(maxsize=16)
+def _support_cdf(law: LengthDistribution, N: int) -> NDArray[np.float64]:
+    """The cumulative sums of pi(1), ..., pi(N), read-only (cached: a run samples at every step)."""
+    cdf = np.cumsum(law.pmf(np.arange(1, N + 1)))
+    cdf.setflags(write=False)
+    return cdf
 
 
 @dataclass(frozen=True)
@@ -136,6 +168,17 @@ class Geometric(LengthDistribution):
     def tail_log_moment_bound(self, N: int) -> float:
         return self.tail_mass_bound(N) * (math.log(N) + 1.0 / (N * self.success))
 
+    def sample_support(self, tol: float) -> None:
+        """None: the draws of :meth:`sample` are exact (``tol`` is not used)."""
+        return None
+
+    def sample(self, size: int, rng: np.random.Generator, tol: float) -> NDArray[np.int64]:
+        """``size`` lengths drawn exactly from ``rng`` by inverse CDF, one uniform each:
+        n = 1 + floor(log(V) / log(1 - q)), V uniform on (0, 1], since P(n > N) = (1 - q)^N."""
+        uniform = rng.random(size)
+        q = self.success
+        return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)
+
     def __repr__(self) -> str:
         return f"Geometric(mean={self.mean:g})"
 
@@ -152,6 +195,7 @@ class PowerLaw(LengthDistribution):
     """
 
     exponent: float
+    expandable: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         exponent = check_positive(self.exponent, "exponent")
@@ -171,7 +215,12 @@ class PowerLaw(LengthDistribution):
     def pmf(self, n: ArrayLike) -> NDArray[np.float64]:
         n_arr = as_float_array(n, "n")
         check_lengths(n_arr)
-        return np.exp(-self.exponent * np.log(n_arr)) / self.normaliser
+        return self.density(n_arr)
+
+    def density(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """x^(-s) / zeta(s) at real x >= 1 (not checked): pi(n) continued to real lengths, the
+        integrand of the tail expansion (thm-tail-expansion)."""
+        return np.exp(-self.exponent * np.log(x)) / self.normaliser
 
     def tail_mass_bound(self, N: int) -> float:
         s = self.exponent

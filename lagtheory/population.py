@@ -11,6 +11,7 @@ t = theta_b - theta_a and p = p(n, k; t):
     dL/dt   = - prior w E_+[sigma(-f) s(n) p (1 - p)],  s(n) = log n        (eq-grad-t)
     dL/dtheta = (-dL/dt, dL/dt)                   (softmax shift invariance)
 
+The data distribution (lengths, positives, prior, tol) is one :class:`lagtheory.data.Data`.
 The expectation over positives is summed exactly over lengths n <= N, with N
 the smallest length whose proven tail bound makes the truncation error of the
 loss and of every gradient component at most ``tol`` (``error_bound``, eq-tail-bound).
@@ -29,10 +30,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
-from ._validation import check_parameter_vector, check_positive, check_probability, check_scaling
-from .counts import CountDistribution, OneB, resolve_counts
-from .heavy_tail import string_bounds, tail_expansion
-from .lengths import LengthDistribution, PowerLaw
+from ._validation import check_parameter_vector, check_scaling
+from .counts import CountDistribution
+from .data import Data, check_data
+from .heavy_tail import ExpansionTooCostly, string_bounds, tail_expansion
+from .lengths import LengthDistribution
 from .per_string import per_string_terms, softplus
 from .pooling import log_odds_parts
 
@@ -66,97 +68,82 @@ MAX_TERMS = 50_000_000
 TAIL_MODES = ("auto", "bounded", "expanded")
 
 
-def check_distribution(
-    lengths: LengthDistribution, positives: str | CountDistribution, prior: float, tol: float
-) -> tuple[CountDistribution, float, float]:
-    """Check the arguments that define the data distribution D of (eq-population-loss):
-    the length law, the law of the b count of a positive, the prior P(y = +1) in (0, 1), and
-    the truncation tolerance ``tol`` > 0; return (count law, prior, tol)."""
-    if not isinstance(lengths, LengthDistribution):
-        raise TypeError(
-            f"lengths must be a LengthDistribution such as Geometric(mean) or PowerLaw(exponent), got {lengths!r}"
-        )
-    return resolve_counts(positives), check_probability(prior, "prior"), check_positive(tol, "tol")
-
-
-def truncation_for(lengths: LengthDistribution, u: NDArray[np.float64], prior: float, tol: float) -> int:
+def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
     """Truncation length N for which every truncated term of (eq-population-loss) and its
-    gradients is at most ``tol`` (book eq. eq-tail-bound).
+    gradients is at most ``data.tol`` (book eq. eq-tail-bound).
 
     Per positive string: the loss is at most softplus(max|u|) (|f| <= max|u| since f is a
     convex combination of u_a and u_b); each |d/du| term is at most 1; the d/dt term is
     at most |w| log(n) / 4 since p (1 - p) <= 1/4.
     """
+    prior, tol = data.prior, data.tol
     per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))
     mass_factor = prior * max(per_string_loss, 1.0)
     log_factor = prior * abs(u[1] - u[0]) / 4.0
     log_tol = tol / log_factor if log_factor > 0 else math.inf
-    return lengths.truncation_length(tol / mass_factor, log_tol)
+    return data.lengths.truncation_length(tol / mass_factor, log_tol)
 
 
-def population(
-    theta: ArrayLike,
-    u: ArrayLike,
-    lengths: LengthDistribution,
-    positives: str | CountDistribution = "one-b",
-    tol: float = 1e-12,
-    prior: float = 0.5,
-    scaling: str = "log",
-    tail: str = "auto",
-) -> Population:
+def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "log", tail: str = "auto") -> Population:
     """Exact population loss and gradients in the original coordinates (theta, u).
 
-    ``theta`` and ``u`` are length-2 vectors ordered (a, b); ``lengths`` a
-    LengthDistribution (Geometric, PowerLaw); ``positives`` "one-b", "uniform" or
-    a CountDistribution; ``tol`` > 0 bounds the truncation error of every output;
-    ``prior`` in (0, 1) is P(y = +1); ``scaling`` "log" or "none"; ``tail`` how the
-    lengths beyond the exact sum enter: "bounded" (left out, eq-tail-bound), "expanded"
-    (thm-tail-expansion, power laws only) or "auto" (expanded when the exact sum would
-    visit more than 2e5 strings and the expansion reaches ``tol``, else bounded).
+    ``theta`` and ``u`` are length-2 vectors ordered (a, b); ``data`` the data distribution
+    (:class:`lagtheory.data.Data`: length law, count law of the positives, prior P(y = +1),
+    and the tolerance ``data.tol`` that bounds the truncation error of every output);
+    ``scaling`` "log" or "none"; ``tail`` how the lengths beyond the exact sum enter:
+    "bounded" (left out, eq-tail-bound), "expanded" (thm-tail-expansion, power laws only) or
+    "auto" (expanded when the exact sum would visit more than 2e5 strings and the expansion
+    reaches ``tol``, else bounded). An exact sum over more than ``MAX_TERMS`` strings, or an
+    expansion over more than ``heavy_tail.MAX_EVALUATIONS`` per-string terms, is refused with
+    a ValueError that says which argument to change.
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
-    counts, prior, tol = check_distribution(lengths, positives, prior, tol)
+    data = check_data(data)
     check_scaling(scaling)
     if tail not in TAIL_MODES:
         raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")
-    if tail == "expanded" and not isinstance(lengths, PowerLaw):
-        raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {lengths!r}")
-    return population_trusted(theta, u, lengths, counts, tol, prior, scaling, tail)
+    if tail == "expanded" and not data.lengths.expandable:
+        raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {data.lengths!r}")
+    return population_trusted(theta, u, data, scaling, tail)
 
 
 def population_trusted(
-    theta: NDArray[np.float64],
-    u: NDArray[np.float64],
-    lengths: LengthDistribution,
-    counts: CountDistribution,
-    tol: float,
-    prior: float,
-    scaling: str,
-    tail: str = "auto",
+    theta: NDArray[np.float64], u: NDArray[np.float64], data: Data, scaling: str, tail: str = "auto"
 ) -> Population:
     """:func:`population` without argument checks: the trusted inner path of the training
     loops, which check their arguments once. ``theta`` and ``u`` are finite float64 vectors
-    of length 2, the other arguments already validated and resolved."""
+    of length 2, ``data`` a :class:`lagtheory.data.Data`, ``scaling`` and ``tail`` valid."""
+    lengths, counts, prior, tol = data.lengths, data.positives, data.prior, data.tol
     t = theta[1] - theta[0]
     w = u[1] - u[0]
-    N = _exact_truncation(lengths, counts, u, prior, tol)
-    expansion = None
-    exact_terms = math.inf if N is None else _terms_up_to(counts, N)
+    N = _exact_truncation(data, u)
+    expansion, refusal = None, None
+    exact_terms = math.inf if N is None else counts.strings_up_to(N)
     wanted = tail == "expanded" or (tail == "auto" and exact_terms > EXPANSION_THRESHOLD)
-    if isinstance(lengths, PowerLaw) and wanted:
+    if lengths.expandable and wanted:
         bounds = string_bounds(u[0], u[1])
         budget_log = tol / (prior * abs(w)) if w != 0 else math.inf
         most = math.inf if tail == "expanded" else exact_terms  # auto: only where it is cheaper
-        expansion = tail_expansion(
-            lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, most
-        )
+        try:
+            expansion = tail_expansion(
+                lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, most
+            )
+        except ExpansionTooCostly as too_costly:
+            if tail == "expanded":
+                raise ValueError(f"tail='expanded' refused for u = ({u[0]:g}, {u[1]:g}): {too_costly}") from None
+            refusal = str(too_costly)  # auto: sum term by term, or refuse below
         if expansion is None and tail == "expanded":
             raise ValueError(f"tol too small for the tail expansion of {lengths!r} with {counts!r}; use a larger tol")
     if expansion is not None:
         N = expansion.exact_length
     elif exact_terms > MAX_TERMS:
         shown = "beyond 1e7" if N is None else str(N)
+        if refusal is not None:
+            raise ValueError(
+                f"the exact sum would need N = {shown} lengths, more than {MAX_TERMS:.0e} strings, and the tail "
+                f"expansion is refused for u = ({u[0]:g}, {u[1]:g}): {refusal}"
+            )
         raise ValueError(
             f"tol too small for {lengths!r} with {counts!r}: the exact sum would need N = {shown} lengths, more than "
             f"{MAX_TERMS:.0e} strings, and the tail expansion (power laws) does not reach tol; use a larger tol or a "
@@ -183,17 +170,10 @@ def population_trusted(
     )
 
 
-def _terms_up_to(counts: CountDistribution, N: int) -> int:
-    """Number of strings (n, k) with n <= N that the exact sum visits."""
-    return N if isinstance(counts, OneB) else N * (N + 1) // 2
-
-
-def _exact_truncation(
-    lengths: LengthDistribution, counts: CountDistribution, u: NDArray[np.float64], prior: float, tol: float
-) -> int | None:
+def _exact_truncation(data: Data, u: NDArray[np.float64]) -> int | None:
     """The truncation length of the exact sum (``truncation_for``), None beyond its max_length."""
     try:
-        return truncation_for(lengths, u, prior, tol)
+        return truncation_for(data, u)
     except ValueError:
         return None
 

@@ -20,10 +20,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_parameter_vector, check_scaling
-from .counts import CountDistribution
+from .data import Data, check_data
 from .exact_recognition import check_max_length, recognition_trusted
-from .lengths import LengthDistribution
-from .population import Population, check_distribution, population_trusted
+from .population import Population, population_trusted
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, descend
 
@@ -91,28 +90,27 @@ class TrajectoryRecorder:
 
 def run_schedule(
     phases: list[Phase],
-    lengths: LengthDistribution,
+    data: Data,
+    *,
     theta0: ArrayLike = (0.0, 0.0),
     u0: ArrayLike = (0.0, 0.0),
-    positives: str | CountDistribution = "one-b",
-    prior: float = 0.5,
     scaling: str = "log",
-    tol: float = 1e-12,
     max_length: int = 10**12,
 ) -> Trajectory:
     """Run the phases in order from (theta0, u0) by full-batch GD on the exact population
-    loss (eq-population-loss); the module docstring says how."""
+    loss (eq-population-loss) over the data distribution ``data`` (:class:`lagtheory.data.Data`,
+    whose ``tol`` bounds the error of every gradient); the module docstring says how."""
     theta = check_parameter_vector(theta0, "theta0").copy()
     u = check_parameter_vector(u0, "u0").copy()
     check_phases(phases)
-    counts, prior, tol = check_distribution(lengths, positives, prior, tol)
+    data = check_data(data)
     recorder = TrajectoryRecorder(max_length, scaling)
 
     def exact() -> Population:
         # the arguments were checked above, once; a step can only leave the finite range by overflow
         if not (math.isfinite(theta[0]) and math.isfinite(theta[1]) and math.isfinite(u[0]) and math.isfinite(u[1])):
             raise ValueError(f"the run left the finite range (theta = {theta}, u = {u}): lower the step sizes")
-        return population_trusted(theta, u, lengths, counts, tol, prior, scaling)
+        return population_trusted(theta, u, data, scaling)
 
     optimiser = NumpyGradientDescent([[theta]], [[u]])
     previous: list[str | None] = [None]

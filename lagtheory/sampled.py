@@ -13,16 +13,17 @@ Sampling, all by inverse CDF from one ``numpy.random.Generator`` (so a seed
 fixes the whole run):
 
 * labels: y = +1 iff U < prior;
-* lengths, :class:`~lagtheory.lengths.Geometric`: exactly,
-  n = 1 + floor(log(V) / log(1 - q)) with V uniform on (0, 1], since
+* lengths (``LengthDistribution.sample``), :class:`~lagtheory.lengths.Geometric`:
+  exactly, n = 1 + floor(log(V) / log(1 - q)) with V uniform on (0, 1], since
   P(n > N) = (1 - q)^N;
 * lengths, any other :class:`~lagtheory.lengths.LengthDistribution` (e.g.
   :class:`~lagtheory.lengths.PowerLaw`): inverse CDF of pi restricted to
   {1, ..., N}, N the smallest length whose proven tail bound gives
-  P(n > N) <= ``tol`` (``LengthDistribution.truncation_length``, the mass
-  condition of the population truncation, eq. ``eq-tail-bound``). The sampled
-  law is pi conditioned on n <= N, within total variation ``tol`` of pi, so
-  the expectation of any quantity bounded by B moves by at most 2 B tol;
+  P(n > N) <= ``tol`` of the :class:`~lagtheory.data.Data`
+  (``LengthDistribution.sample_support``, the mass condition of the population
+  truncation, eq. ``eq-tail-bound``). The sampled law is pi conditioned on
+  n <= N, within total variation ``tol`` of pi, so the expectation of any
+  quantity bounded by B moves by at most 2 B tol;
 * counts: k by inverse CDF of kappa(. | n) for each length
   (``CountDistribution.table``); negatives have k = 0.
 
@@ -38,7 +39,6 @@ same as for the population runs, with torch's SGD as the update.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,11 +46,9 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_integer, check_parameter_vector, check_scaling
-from .counts import CountDistribution
-from .lengths import Geometric, LengthDistribution
+from .data import Data, check_data
 from .losses import logistic_loss
 from .model import ShallowTransformer
-from .population import check_distribution
 from .population_gd import Trajectory, TrajectoryRecorder
 from .schedules import Phase, check_phases
 from .training import TorchGroupOptimiser, descend
@@ -71,37 +69,19 @@ class Batch:
 class DataSampler:
     """Seeded sampler of the data distribution D of book Definition ``def-data``.
 
-    ``lengths``: a LengthDistribution; ``positives``: "one-b", "uniform" or a
-    CountDistribution; ``prior`` in (0, 1): P(y = +1); ``tol`` > 0: the mass
-    beyond the truncation length of a non-geometric length law (see the module
-    docstring).
+    ``data``: a :class:`~lagtheory.data.Data`; its ``tol`` is the mass beyond the largest
+    length drawn from a non-geometric length law (``truncation_length``, None for the
+    geometric law, whose draws are exact; see the module docstring).
     """
 
-    def __init__(
-        self,
-        lengths: LengthDistribution,
-        positives: str | CountDistribution = "one-b",
-        prior: float = 0.5,
-        tol: float = 1e-12,
-    ) -> None:
-        self.counts, self.prior, self.tol = check_distribution(lengths, positives, prior, tol)
-        self.lengths = lengths
-        self.truncation_length: int | None = None
-        self._length_cdf: NDArray[np.float64] | None = None
-        if not isinstance(lengths, Geometric):
-            self.truncation_length = lengths.truncation_length(self.tol, math.inf)
-            support = np.arange(1, self.truncation_length + 1)
-            self._length_cdf = np.cumsum(lengths.pmf(support))
+    def __init__(self, data: Data) -> None:
+        self.data = check_data(data)
+        self.truncation_length = data.lengths.sample_support(data.tol)
         self._count_cdfs: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
 
     def sample_lengths(self, size: int, rng: np.random.Generator) -> NDArray[np.int64]:
         """``size`` lengths n ~ pi (exact for Geometric, truncated at N otherwise)."""
-        uniform = rng.random(size)
-        if self._length_cdf is None:
-            q = self.lengths.success
-            return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)
-        cdf = self._length_cdf
-        return 1 + np.searchsorted(cdf, uniform * cdf[-1], side="right").astype(np.int64)
+        return self.data.lengths.sample(size, rng, self.data.tol)
 
     def sample_counts(self, n: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
         """One k ~ kappa(. | n) for each entry of ``n`` (positives)."""
@@ -119,7 +99,7 @@ class DataSampler:
         check_integer(batch_size, "batch_size", minimum=1)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        positive = rng.random(batch_size) < self.prior
+        positive = rng.random(batch_size) < self.data.prior
         n = self.sample_lengths(batch_size, rng)
         k = np.zeros(batch_size, dtype=np.int64)
         k[positive] = self.sample_counts(n[positive], rng)
@@ -130,7 +110,7 @@ class DataSampler:
     def _count_cdf(self, length: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """The support and the cumulative sums of kappa(. | length), cached."""
         if length not in self._count_cdfs:
-            _, ks, kappa = self.counts.table(np.array([length], dtype=np.int64))
+            _, ks, kappa = self.data.positives.table(np.array([length], dtype=np.int64))
             self._count_cdfs[length] = (ks.astype(np.int64), np.cumsum(kappa))
         return self._count_cdfs[length]
 
@@ -149,20 +129,19 @@ def batch_loss(
 
 def run_sampled(
     phases: list[Phase],
-    lengths: LengthDistribution,
+    data: Data,
     batch_size: int,
     seed: int,
+    *,
     theta0: ArrayLike = (0.0, 0.0),
     u0: ArrayLike = (0.0, 0.0),
-    positives: str | CountDistribution = "one-b",
-    prior: float = 0.5,
     scaling: str = "log",
-    tol: float = 1e-12,
     max_length: int = 10**12,
 ) -> Trajectory:
     """Run the phases (e.g. ``schedules.three_phase(...)``) by mini-batch SGD on the
     two-token linear ShallowTransformer from (theta0, u0), batches of ``batch_size``
-    strings drawn from D with ``numpy.random.default_rng(seed)``.
+    strings drawn from the data distribution ``data`` (:class:`~lagtheory.data.Data`) with
+    ``numpy.random.default_rng(seed)``.
 
     Returns a :class:`~lagtheory.schedules.Trajectory`: row 0 is the initial point,
     row i the point after step i; ``loss[i]`` is the mini-batch loss at point i on the
@@ -176,7 +155,7 @@ def run_sampled(
     theta = check_parameter_vector(theta0, "theta0")
     u = check_parameter_vector(u0, "u0")
     check_scaling(scaling)
-    sampler = DataSampler(lengths, positives, prior, tol)
+    sampler = DataSampler(data)
     rng = np.random.default_rng(int(seed))
 
     model = ShallowTransformer(vocab_size=2, readout="linear", scaling=scaling)

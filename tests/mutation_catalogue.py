@@ -373,7 +373,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "sampled-length-off-by-one",
         "the sampler draws geometric lengths one too long",
-        "lagtheory/sampled.py",
+        "lagtheory/lengths.py",
         "return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)",
         "return 2 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)",
         ("tests/test_sampled.py",),

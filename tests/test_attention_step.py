@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, gammaln, zeta
 
-from lagtheory import BinomialCount, Geometric, PowerLaw, population
+from lagtheory import BinomialCount, Data, Geometric, PowerLaw, population
 from lagtheory.attention_step import attention_factor, first_marker_factor, mean_b_fraction, phase_one_output
 
 # (law, tol for one b, tol for k uniform on 1..n): the table with several b's has N^2 / 2 rows, and heavy
@@ -33,9 +33,9 @@ def m_one_b(law):
 @pytest.mark.parametrize("law,tol_one,tol_uniform", LAWS)
 def test_mean_b_fraction_closed_forms(law, tol_one, tol_uniform):
     m = m_one_b(law)
-    assert mean_b_fraction(law, "one-b", tol=tol_one) == pytest.approx(m, abs=2 * tol_one)
+    assert mean_b_fraction(Data(law, "one-b", tol=tol_one)) == pytest.approx(m, abs=2 * tol_one)
     # k uniform on 1..n: E[k/n | n] = (n + 1) / (2n), so m = 1/2 + E[1/n] / 2
-    assert mean_b_fraction(law, "uniform", tol=tol_uniform) == pytest.approx(0.5 + m / 2, abs=2 * tol_uniform)
+    assert mean_b_fraction(Data(law, "uniform", tol=tol_uniform)) == pytest.approx(0.5 + m / 2, abs=2 * tol_uniform)
 
 
 @pytest.mark.parametrize("positives", ["one-b", "uniform", BinomialCount(0.3)])
@@ -43,14 +43,18 @@ def test_mean_b_fraction_closed_forms(law, tol_one, tol_uniform):
 def test_phase_one_output_is_one_gradient_step(positives, prior):
     law = Geometric(4.0)
     eta1 = 1.7
-    step = -eta1 * population((0.0, 0.0), (0.0, 0.0), law, positives, tol=1e-13, prior=prior).grad_u
-    np.testing.assert_allclose(phase_one_output(eta1, law, positives, prior, tol=1e-13), step, rtol=0, atol=1e-12)
+    step = -eta1 * population((0.0, 0.0), (0.0, 0.0), Data(law, positives, prior=prior, tol=1e-13)).grad_u
+    np.testing.assert_allclose(
+        phase_one_output(eta1, Data(law, positives, prior=prior, tol=1e-13)), step, rtol=0, atol=1e-12
+    )
 
 
 def test_phase_one_output_balanced_form():
     law = Geometric(10.0)
     m = m_one_b(law)
-    np.testing.assert_allclose(phase_one_output(2.0, law), 2.0 * m / 4 * np.array([-1.0, 1.0]), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        phase_one_output(2.0, Data(law)), 2.0 * m / 4 * np.array([-1.0, 1.0]), rtol=0, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("law", [Geometric(10.0), PowerLaw(4.0)])
@@ -60,14 +64,16 @@ def test_attention_factor_is_the_attention_gradient_over_w(law, positives):
     layers = rng.normal(0, 2, size=(5, 2))
     # several b's: a table of N^2 / 2 rows, so a looser tol for the power law keeps it small
     tol = 1e-12 if isinstance(law, Geometric) or positives == "one-b" else 1e-8
-    values = attention_factor(layers, law, positives, tol=tol)
+    values = attention_factor(layers, Data(law, positives, tol=tol))
     assert values.shape == (5,)
     for u, value in zip(layers, values, strict=True):
-        state = population((0.0, 0.0), u, law, positives, tol=tol / 10, prior=0.5)
+        state = population((0.0, 0.0), u, Data(law, positives, prior=0.5, tol=tol / 10))
         w = u[1] - u[0]
         # dL/dt = -prior w G(u) (lem-gradients at t = 0): G errs by at most tol, grad_t by tol / 10
         assert value == pytest.approx(-state.grad_t / (0.5 * w), abs=tol / 5 / abs(w) + 2 * tol)
-        assert attention_factor(u, law, positives, tol=tol) == pytest.approx(value, rel=1e-14)  # one layer or many
+        assert attention_factor(u, Data(law, positives, tol=tol)) == pytest.approx(
+            value, rel=1e-14
+        )  # one layer or many
 
 
 def test_attention_factor_against_mpmath():
@@ -79,7 +85,7 @@ def test_attention_factor_against_mpmath():
         lambda n: q * (1 - q) ** (n - 1) * mpmath.log(n) * (n - 1) / n**2 / (1 + mpmath.exp(u_a + w / n)),
         [2, mpmath.inf],
     )
-    assert attention_factor((u_a, u_b), Geometric(10.0), tol=1e-14) == pytest.approx(float(reference), abs=1e-13)
+    assert attention_factor((u_a, u_b), Data(Geometric(10.0), tol=1e-14)) == pytest.approx(float(reference), abs=1e-13)
 
 
 def test_attention_factor_bounds_at_zero():
@@ -87,7 +93,7 @@ def test_attention_factor_bounds_at_zero():
     n = np.arange(1, 2000, dtype=float)
     pi = 0.1 * 0.9 ** (n - 1)
     gamma = float(pi @ (np.log(n) * (n - 1) / n**2))
-    assert attention_factor((0.0, 0.0), Geometric(10.0)) == pytest.approx(gamma / 2, abs=1e-12)
+    assert attention_factor((0.0, 0.0), Data(Geometric(10.0))) == pytest.approx(gamma / 2, abs=1e-12)
 
 
 def first_loss(s, u, q, N):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory import Geometric, population
+from lagtheory import Data, Geometric, population
 from lagtheory.count_table import population_table
 from lagtheory.model import ShallowTransformer
 from lagtheory.sampled import batch_loss
@@ -14,7 +14,7 @@ from lagtheory.sampled import batch_loss
 @pytest.mark.parametrize("prior", [0.5, 0.3])
 @pytest.mark.parametrize("theta,u", [((0.0, 0.0), (0.0, 0.0)), ((0.2, 1.3), (-0.8, 1.7)), ((-1.0, 0.4), (2.5, -30.0))])
 def test_torch_population_loss_matches_closed_forms(prior, theta, u):
-    exact = population(theta, u, Geometric(4.0), tol=1e-14, prior=prior)
+    exact = population(theta, u, Data(Geometric(4.0), prior=prior, tol=1e-14))
     n = np.arange(1, exact.truncation_length + 1, dtype=float)
     weight = 0.25 * 0.75 ** (n - 1)  # eq-geometric, mean 4, written out
     model = ShallowTransformer()

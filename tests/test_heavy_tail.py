@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from lagtheory import BinomialCount, OneB, PowerLaw, UniformCount, population
+from lagtheory import BinomialCount, Data, OneB, PowerLaw, UniformCount, population
 from lagtheory.heavy_tail import string_bounds, tail_expansion
 
 
@@ -53,7 +53,7 @@ def test_population_at_1e12_against_brute_force_up_to_3000(counts):
     # the brute force misses n > 3000, at most P(n > 3000) times the per-string bound
     law = PowerLaw(3.0)
     theta, u = (0.0, 1.2), (-1.0, 2.0)
-    result = population(theta, u, law, positives=counts, tol=1e-12)
+    result = population(theta, u, Data(law, counts, tol=1e-12))
     assert result.tail == "expanded"
     brute = brute_expectations(law, counts, 1.2, -1.0, 2.0, 1, 3000)
     missed = string_bounds(-1.0, 2.0) * law.tail_mass_bound(3000)
@@ -93,7 +93,7 @@ def mpmath_one_b(theta, u, s, prior):
 
 @pytest.mark.parametrize("s,theta,u,prior", [(3.0, (0.0, 1.2), (-1.0, 2.0), 0.5), (2.5, (0.4, -0.3), (0.5, -1.5), 0.3)])
 def test_population_at_1e12_against_mpmath(s, theta, u, prior):
-    result = population(theta, u, PowerLaw(s), tol=1e-12, prior=prior)
+    result = population(theta, u, Data(PowerLaw(s), prior=prior, tol=1e-12))
     assert result.tail == "expanded"
     got = np.array([result.loss, result.grad_theta[1], result.grad_u[0], result.grad_u[1]])
     assert np.all(np.abs(got - mpmath_one_b(theta, u, s, prior)) <= 1e-12 + 1e-15)
@@ -101,22 +101,42 @@ def test_population_at_1e12_against_mpmath(s, theta, u, prior):
 
 def test_exact_sum_kept_where_it_is_short():
     # the expansion only replaces sums over more than 2e5 strings
-    result = population((0.0, 1.2), (-1.0, 2.0), PowerLaw(4.0), tol=1e-12)
+    result = population((0.0, 1.2), (-1.0, 2.0), Data(PowerLaw(4.0), tol=1e-12))
     assert result.tail == "bounded" and result.truncation_length == 10342
 
 
 def test_too_heavy_a_tail_is_refused_clearly():
     with pytest.raises(ValueError, match="tol too small"):
-        population((0.0, 0.0), (0.0, 1.0), PowerLaw(1.02), positives="uniform", tol=1e-12)
+        population((0.0, 0.0), (0.0, 1.0), Data(PowerLaw(1.02), "uniform", tol=1e-12))
 
 
 @pytest.mark.parametrize("counts", ["one-b", "uniform", BinomialCount(0.3)], ids=repr)
 def test_expanded_and_bounded_tails_agree_within_tol(counts):
     # PowerLaw(4) at 1e-8: term by term visits at most 2e5 strings ("auto" keeps it), expanded on request
     theta, u = (0.2, 1.1), (-0.5, 1.5)
-    bounded = population(theta, u, PowerLaw(4.0), positives=counts, tol=1e-8)
-    expanded = population(theta, u, PowerLaw(4.0), positives=counts, tol=1e-8, tail="expanded")
+    bounded = population(theta, u, Data(PowerLaw(4.0), counts, tol=1e-8))
+    expanded = population(theta, u, Data(PowerLaw(4.0), counts, tol=1e-8), tail="expanded")
     assert bounded.tail == "bounded" and expanded.tail == "expanded"
     assert abs(bounded.loss - expanded.loss) <= 2e-8
     assert np.all(np.abs(bounded.grad_theta - expanded.grad_theta) <= 2e-8)
     assert np.all(np.abs(bounded.grad_u - expanded.grad_u) <= 2e-8)
+
+
+@pytest.mark.parametrize(("A", "w"), [(4, 3.0), (12, 0.5), (48, 40.0)])
+def test_uniform_inner_bound_has_the_constant_C_A_of_the_book(A, w):
+    # lem-midpoint-sum / thm-tail-expansion: |E_in| <= C_A M sum_{n > N0} pi(n) s(n) / n with
+    # C_A = 13 / (360 rho^4 (A - 1/2)^3) + 1 / (48 rho^3 A^3), rho = sin(r / 2), r the strip half-width;
+    # without s(n), the sum is at most int_{N0}^inf x^-(s+1) dx / zeta(s) = N0^-s / (s zeta(s)) (by hand)
+    from lagtheory.heavy_tail import _Problem, count_tail, strip_half_width
+
+    law, counts = PowerLaw(3.5), UniformCount()
+    r = strip_half_width(w)
+    problem = _Problem(law, counts, count_tail(counts), -1.0, w - 1.0, 0.3, True, r, string_bounds(-1.0, w - 1.0))
+    N0 = 1000
+    plain, _ = count_tail(counts).inner_bound(problem, N0, A)
+    rho = mpmath.sin(mpmath.mpf(r) / 2)
+    C_A = mpmath.mpf(13) / 360 / (rho**4 * (A - mpmath.mpf(1) / 2) ** 3) + mpmath.mpf(1) / 48 / (
+        rho**3 * A**3
+    )
+    expected = C_A * mpmath.mpf(N0) ** -3.5 / (mpmath.mpf(3.5) * mpmath.zeta(3.5))
+    assert plain == pytest.approx(float(expected), rel=1e-12, abs=0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory import BinomialCount, Geometric, PowerLaw, UniformCount, population
+from lagtheory import BinomialCount, Data, Geometric, PowerLaw, UniformCount, population
 
 
 def torch_population(theta, u, lengths, N, prior=0.5, counts="one-b", scaling="log"):
@@ -41,7 +41,7 @@ def torch_population(theta, u, lengths, N, prior=0.5, counts="one-b", scaling="l
 @pytest.mark.parametrize("theta,u", [([0.0, 0.0], [0.0, 0.0]), ([0.3, 1.4], [-0.7, 2.1]), ([1.0, -0.5], [0.4, -1.2])])
 def test_against_torch_autograd(theta, u):
     g = Geometric(5.0)
-    exact = population(theta, u, g, tol=1e-13)
+    exact = population(theta, u, Data(g, tol=1e-13))
     loss, g_theta, g_u = torch_population(theta, u, g, exact.truncation_length)
     assert exact.loss == pytest.approx(loss, abs=1e-12)
     np.testing.assert_allclose(exact.grad_theta, g_theta, atol=1e-12)
@@ -53,7 +53,7 @@ def test_against_torch_autograd(theta, u):
 def test_general_counts_against_torch(counts):
     g = Geometric(3.0)
     theta, u = [0.1, 0.9], [-0.5, 1.5]
-    exact = population(theta, u, g, positives=counts, tol=1e-10, prior=0.4)
+    exact = population(theta, u, Data(g, counts, prior=0.4, tol=1e-10))
     loss, g_theta, g_u = torch_population(theta, u, g, exact.truncation_length, prior=0.4, counts=counts)
     assert exact.loss == pytest.approx(loss, abs=1e-12)
     np.testing.assert_allclose(exact.grad_theta, g_theta, atol=1e-12)
@@ -62,7 +62,7 @@ def test_general_counts_against_torch(counts):
 
 def test_unscaled_against_torch():
     g = Geometric(4.0)
-    exact = population([0.2, 1.1], [-0.3, 0.8], g, tol=1e-12, scaling="none")
+    exact = population([0.2, 1.1], [-0.3, 0.8], Data(g, tol=1e-12), scaling="none")
     loss, g_theta, g_u = torch_population([0.2, 1.1], [-0.3, 0.8], g, exact.truncation_length, scaling="none")
     assert exact.loss == pytest.approx(loss, abs=1e-12)
     np.testing.assert_allclose(exact.grad_theta, g_theta, atol=1e-12)
@@ -74,33 +74,33 @@ def test_origin_closed_form():
     g = Geometric(10.0)
     q = 0.1
     m = -q * math.log(q) / (1 - q)
-    r = population([0, 0], [0, 0], g)
+    r = population([0, 0], [0, 0], Data(g))
     assert r.loss == pytest.approx(math.log(2), abs=1e-12)
     np.testing.assert_allclose(r.grad_u, [m / 4, -m / 4], atol=1e-12)
     assert r.grad_theta[0] == 0.0 and r.grad_theta[1] == 0.0
 
 
 def test_attention_gradient_vanishes_exactly_when_u_a_equals_u_b():
-    r = population([0.4, -0.2], [0.7, 0.7], PowerLaw(3.0), tol=1e-8)
+    r = population([0.4, -0.2], [0.7, 0.7], Data(PowerLaw(3.0), tol=1e-8))
     assert r.grad_theta[0] == 0.0 and r.grad_theta[1] == 0.0
 
 
 def test_shift_invariance_in_theta():
-    a = population([0.0, 1.2], [-1, 2], Geometric(8))
-    b = population([5.0, 6.2], [-1, 2], Geometric(8))
+    a = population([0.0, 1.2], [-1, 2], Data(Geometric(8)))
+    b = population([5.0, 6.2], [-1, 2], Data(Geometric(8)))
     assert a.loss == pytest.approx(b.loss, abs=1e-14)
 
 
 def test_finite_differences():
     g = Geometric(7.0)
     theta, u = np.array([0.2, 0.9]), np.array([-0.4, 1.1])
-    r = population(theta, u, g)
+    r = population(theta, u, Data(g))
     h = 1e-6
     for i in range(2):
         e = np.zeros(2)
         e[i] = h
-        d_theta = (population(theta + e, u, g).loss - population(theta - e, u, g).loss) / (2 * h)
-        d_u = (population(theta, u + e, g).loss - population(theta, u - e, g).loss) / (2 * h)
+        d_theta = (population(theta + e, u, Data(g)).loss - population(theta - e, u, Data(g)).loss) / (2 * h)
+        d_u = (population(theta, u + e, Data(g)).loss - population(theta, u - e, Data(g)).loss) / (2 * h)
         assert r.grad_theta[i] == pytest.approx(d_theta, abs=1e-8)
         assert r.grad_u[i] == pytest.approx(d_u, abs=1e-8)
 
@@ -108,8 +108,8 @@ def test_finite_differences():
 def test_truncation_error_is_within_tol():
     g = Geometric(30.0)
     theta, u = [0.0, 0.8], [-2.0, 3.0]
-    coarse = population(theta, u, g, tol=1e-6)
-    fine = population(theta, u, g, tol=1e-14)
+    coarse = population(theta, u, Data(g, tol=1e-6))
+    fine = population(theta, u, Data(g, tol=1e-14))
     assert abs(coarse.loss - fine.loss) <= 1e-6
     assert np.all(np.abs(coarse.grad_theta - fine.grad_theta) <= 1e-6)
     assert np.all(np.abs(coarse.grad_u - fine.grad_u) <= 1e-6)
@@ -117,7 +117,7 @@ def test_truncation_error_is_within_tol():
 
 
 def test_extreme_parameters_stay_finite():
-    r = population([0.0, 1000.0], [-1000.0, 1000.0], Geometric(10.0))
+    r = population([0.0, 1000.0], [-1000.0, 1000.0], Data(Geometric(10.0)))
     assert np.isfinite(r.loss) and np.all(np.isfinite(r.grad_theta)) and np.all(np.isfinite(r.grad_u))
 
 
@@ -127,29 +127,57 @@ def test_extreme_parameters_stay_finite():
         ({"theta": [0.0], "u": [0, 0]}, ValueError, "theta must be a vector of length 2"),
         ({"theta": [0.0, np.nan], "u": [0, 0]}, ValueError, "theta must be finite"),
         ({"theta": [0, 0], "u": [0, np.inf]}, ValueError, "u must be finite"),
-        ({"theta": [0, 0], "u": [0, 0], "tol": 0.0}, ValueError, "tol must be"),
-        ({"theta": [0, 0], "u": [0, 0], "tol": -1.0}, ValueError, "tol must be"),
-        ({"theta": [0, 0], "u": [0, 0], "prior": 1.0}, ValueError, "prior must lie"),
-        ({"theta": [0, 0], "u": [0, 0], "positives": "two-b"}, ValueError, "positives must be"),
         ({"theta": [0, 0], "u": [0, 0], "scaling": "exp"}, ValueError, "scaling must be"),
+        ({"theta": [0, 0], "u": [0, 0], "tail": "drop"}, ValueError, "tail must be"),
     ],
 )
 def test_bad_input(kwargs, error, match):
     with pytest.raises(error, match=match):
-        population(lengths=Geometric(5.0), **kwargs)
+        population(data=Data(Geometric(5.0)), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"tol": 0.0}, ValueError, "tol must be"),
+        ({"tol": -1.0}, ValueError, "tol must be"),
+        ({"prior": 1.0}, ValueError, "prior must lie"),
+        ({"positives": "two-b"}, ValueError, "positives must be"),
+        ({"lengths": 10}, TypeError, "lengths must be"),
+    ],
+)
+def test_bad_data_is_refused_when_built(kwargs, error, match):
+    arguments = {"lengths": Geometric(5.0), **kwargs}
+    with pytest.raises(error, match=match):
+        Data(**arguments)
+
+
+def test_prior_and_tol_cannot_be_passed_positionally():
+    # issue 18: population took (..., tol, prior) and the training runs (..., prior, ..., tol), so a
+    # positional call could swap them; Data takes both by keyword only, and population its options
+    with pytest.raises(TypeError, match="positional"):
+        Data(Geometric(5.0), "one-b", 0.3, 1e-10)
+    with pytest.raises(TypeError, match="positional"):
+        population([0, 0], [0, 0], Data(Geometric(5.0)), "log")
+    assert Data(Geometric(5.0), prior=0.3, tol=1e-10) == Data(Geometric(5.0), "one-b", tol=1e-10, prior=0.3)
+
+
+def test_data_must_be_a_data_value():
+    with pytest.raises(TypeError, match=r"data must be a lagtheory\.Data"):
+        population([0, 0], [0, 0], Geometric(5.0))
 
 
 def test_lengths_must_be_a_distribution():
     with pytest.raises(TypeError, match="lengths must be"):
-        population([0, 0], [0, 0], lengths=10)
+        population([0, 0], [0, 0], Data(10))
 
 
 def test_uniform_counts_name():
-    a = population([0, 1], [-1, 1], Geometric(3), positives="uniform")
-    b = population([0, 1], [-1, 1], Geometric(3), positives=UniformCount())
+    a = population([0, 1], [-1, 1], Data(Geometric(3), "uniform"))
+    b = population([0, 1], [-1, 1], Data(Geometric(3), UniformCount()))
     assert a.loss == b.loss
 
 
 def test_zero_attention_gradient_prints_without_sign():
-    r = population([0, 0], [0.3, 0.3], Geometric(4.0))
+    r = population([0, 0], [0.3, 0.3], Data(Geometric(4.0)))
     assert str(r.grad_theta) == "[0. 0.]"

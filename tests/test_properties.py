@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagtheory import Geometric, pooled_weight, pooled_weight_dt, population
+from lagtheory import Data, Geometric, pooled_weight, pooled_weight_dt, population
 
 lengths = st.integers(min_value=1, max_value=10**18)
 ts = st.floats(min_value=-1000, max_value=1000, allow_nan=False)
@@ -45,12 +45,16 @@ def test_monotone_in_t(n, data, t, dt):
 def test_gradients_match_finite_differences(theta, u, mean):
     g = Geometric(mean)
     theta, u = np.array(theta), np.array(u)
-    r = population(theta, u, g, tol=1e-13)
+    r = population(theta, u, Data(g, tol=1e-13))
     h = 1e-5
     for i in range(2):
         e = np.zeros(2)
         e[i] = h
-        d_theta = (population(theta + e, u, g, tol=1e-13).loss - population(theta - e, u, g, tol=1e-13).loss) / (2 * h)
-        d_u = (population(theta, u + e, g, tol=1e-13).loss - population(theta, u - e, g, tol=1e-13).loss) / (2 * h)
+        d_theta = (
+            population(theta + e, u, Data(g, tol=1e-13)).loss - population(theta - e, u, Data(g, tol=1e-13)).loss
+        ) / (2 * h)
+        d_u = (
+            population(theta, u + e, Data(g, tol=1e-13)).loss - population(theta, u - e, Data(g, tol=1e-13)).loss
+        ) / (2 * h)
         assert abs(r.grad_theta[i] - d_theta) < 1e-7
         assert abs(r.grad_u[i] - d_u) < 1e-7

@@ -34,31 +34,35 @@ CATALOGUE = {
     "power law exponent 1": (lambda: L.PowerLaw(1.0), ValueError, r"exponent must be > 1"),
     "binomial q out of range": (lambda: L.BinomialCount(1.5), ValueError, r"q must lie in"),
     "unknown positives": (
-        lambda: L.population([0, 0], [0, 0], L.Geometric(3), positives=3),
+        lambda: L.population([0, 0], [0, 0], L.Data(L.Geometric(3), 3)),
         ValueError,
         r"positives must be",
     ),
     # population and recognition
     "theta of wrong length": (
-        lambda: L.population([0, 1, 2], [0, 0], L.Geometric(3)),
+        lambda: L.population([0, 1, 2], [0, 0], L.Data(L.Geometric(3))),
         ValueError,
         r"theta must be a vector of length 2",
     ),
-    "infinite u": (lambda: L.population([0, 0], [np.inf, 0], L.Geometric(3)), ValueError, r"u must be finite"),
-    "tolerance zero": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tol=0), ValueError, r"tol must be"),
+    "infinite u": (lambda: L.population([0, 0], [np.inf, 0], L.Data(L.Geometric(3))), ValueError, r"u must be finite"),
+    "tolerance zero": (lambda: L.population([0, 0], [0, 0], L.Data(L.Geometric(3), tol=0)), ValueError, r"tol must be"),
     "hopeless tolerance for a heavy tail": (
-        lambda: L.population([0, 0], [0, 1], L.PowerLaw(1.02), positives="uniform"),
+        lambda: L.population([0, 0], [0, 1], L.Data(L.PowerLaw(1.02), "uniform")),
         ValueError,
         r"tol too small",
     ),
-    "prior 0": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), prior=0), ValueError, r"prior must be"),
-    "unknown tail mode": (lambda: L.population([0, 0], [0, 0], L.Geometric(3), tail="drop"), ValueError, r"tail must"),
+    "prior 0": (lambda: L.population([0, 0], [0, 0], L.Data(L.Geometric(3), prior=0)), ValueError, r"prior must be"),
+    "unknown tail mode": (
+        lambda: L.population([0, 0], [0, 0], L.Data(L.Geometric(3)), tail="drop"),
+        ValueError,
+        r"tail must",
+    ),
     "tail expansion of a geometric law": (
-        lambda: L.population([0, 0], [0, 0], L.Geometric(3), tail="expanded"),
+        lambda: L.population([0, 0], [0, 0], L.Data(L.Geometric(3)), tail="expanded"),
         ValueError,
         r"tail='expanded' needs power-law",
     ),
-    "lengths not a distribution": (lambda: L.population([0, 0], [0, 0], 10), TypeError, r"lengths must be"),
+    "lengths not a distribution": (lambda: L.population([0, 0], [0, 0], L.Data(10)), TypeError, r"lengths must be"),
     "recognition max_length 0": (lambda: L.recognition([0, 1], [-1, 3], 0), ValueError, r"max_length must be"),
     "recognition max_length beyond 1e18": (
         lambda: L.recognition([0, 1], [-1, 3], 1e19),
@@ -74,12 +78,16 @@ CATALOGUE = {
         r"u must be a vector of length 2",
     ),
     "attention factor of a u of the wrong shape": (
-        lambda: attention_factor(np.zeros((2, 3)), L.Geometric(3)),
+        lambda: attention_factor(np.zeros((2, 3)), L.Data(L.Geometric(3))),
         ValueError,
         r"u must have shape",
     ),
-    "attention factor without a length law": (lambda: attention_factor((0, 0), 10), TypeError, r"lengths must be"),
-    "phase-one step of size 0": (lambda: phase_one_output(0.0, L.Geometric(3)), ValueError, r"eta1 must be"),
+    "attention factor without a length law": (
+        lambda: attention_factor((0, 0), L.Data(10)),
+        TypeError,
+        r"lengths must be",
+    ),
+    "phase-one step of size 0": (lambda: phase_one_output(0.0, L.Data(L.Geometric(3))), ValueError, r"eta1 must be"),
     "first-marker factor with tol 0": (
         lambda: first_marker_factor((0, 0), L.Geometric(3), tol=0.0),
         ValueError,
@@ -93,9 +101,9 @@ CATALOGUE = {
     # schedules
     "phase that trains nothing": (lambda: S.Phase(3, 0.0, 0.0), ValueError, r"must not both be 0"),
     "negative steps": (lambda: S.Phase(-3, 0.0, 1.0), ValueError, r"steps must be"),
-    "empty schedule": (lambda: run_schedule([], L.Geometric(3)), ValueError, r"phases must be"),
+    "empty schedule": (lambda: run_schedule([], L.Data(L.Geometric(3))), ValueError, r"phases must be"),
     "NaN initial theta": (
-        lambda: run_schedule(S.joint(2, 1.0), L.Geometric(3), theta0=(np.nan, 0)),
+        lambda: run_schedule(S.joint(2, 1.0), L.Data(L.Geometric(3)), theta0=(np.nan, 0)),
         ValueError,
         r"theta0 must be finite",
     ),

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from lagtheory.counts import BinomialCount, UniformCount
+from lagtheory.data import Data
 from lagtheory.lengths import Geometric, PowerLaw
 from lagtheory.model import ShallowTransformer
 from lagtheory.population import population
@@ -63,9 +64,9 @@ def _batch_gradients(theta, u, sampler, batch_size, batches, seed):
 )
 def test_mean_batch_gradient_matches_population(lengths, positives, prior, tol):
     theta, u = (0.2, 1.4), (-0.7, 1.1)
-    sampler = DataSampler(lengths, positives, prior, tol)
+    sampler = DataSampler(Data(lengths, positives, prior=prior, tol=tol))
     rows = _batch_gradients(theta, u, sampler, batch_size=64, batches=400, seed=11)
-    exact = population(theta, u, lengths, positives, tol=tol, prior=prior)
+    exact = population(theta, u, Data(lengths, positives, prior=prior, tol=tol))
     expected = np.array([exact.loss, *exact.grad_theta, *exact.grad_u])
     mean = rows.mean(axis=0)
     standard_error = rows.std(axis=0, ddof=1) / math.sqrt(rows.shape[0])
@@ -87,7 +88,7 @@ def test_mean_batch_gradient_matches_population(lengths, positives, prior, tol):
 
 def test_geometric_lengths_follow_pmf():
     lengths = Geometric(4.0)
-    draws = DataSampler(lengths).sample_lengths(200_000, np.random.default_rng(3))
+    draws = DataSampler(Data(lengths)).sample_lengths(200_000, np.random.default_rng(3))
     for n in range(1, 8):
         expected = 0.25 * 0.75 ** (n - 1)  # pi(n) = q (1 - q)^(n - 1), q = 1/4
         observed = np.mean(draws == n)
@@ -97,7 +98,7 @@ def test_geometric_lengths_follow_pmf():
 
 def test_power_law_lengths_follow_pmf_and_stay_in_truncated_support():
     lengths = PowerLaw(3.0)
-    sampler = DataSampler(lengths, tol=1e-8)
+    sampler = DataSampler(Data(lengths, tol=1e-8))
     draws = sampler.sample_lengths(200_000, np.random.default_rng(4))
     zeta3 = 1.2020569031595942  # Apery's constant
     for n in range(1, 6):
@@ -111,7 +112,7 @@ def test_power_law_lengths_follow_pmf_and_stay_in_truncated_support():
 
 
 def test_uniform_counts_are_uniform():
-    sampler = DataSampler(Geometric(3.0), UniformCount(), prior=0.999)
+    sampler = DataSampler(Data(Geometric(3.0), UniformCount(), prior=0.999))
     n = np.full(60_000, 5, dtype=np.int64)
     k = sampler.sample_counts(n, np.random.default_rng(5))
     for value in range(1, 6):
@@ -124,13 +125,13 @@ def test_first_output_step_from_zero_matches_hand_gradient():
     1/2 for a negative and -(1 - k/n)/2 for a positive, d l/d u_b is -(k/n)/2 for a
     positive and 0 for a negative; the step is -eta times the batch mean."""
     lengths, eta, size, seed = Geometric(5.0), 0.7, 32, 21
-    batch = DataSampler(lengths).sample(size, np.random.default_rng(seed))
+    batch = DataSampler(Data(lengths)).sample(size, np.random.default_rng(seed))
     a, b = batch.counts[:, 0].numpy(), batch.counts[:, 1].numpy()
     positive = batch.labels.numpy() > 0
     ratio = b / (a + b)
     grad_ua = np.where(positive, -(1 - ratio) / 2, 0.5).mean()
     grad_ub = np.where(positive, -ratio / 2, 0.0).mean()
-    run = run_sampled([Phase(1, attention_lr=0.0, output_lr=eta)], lengths, size, seed)
+    run = run_sampled([Phase(1, attention_lr=0.0, output_lr=eta)], Data(lengths), size, seed)
     np.testing.assert_allclose(run.u[1], [-eta * grad_ua, -eta * grad_ub], rtol=0, atol=1e-15)
     assert np.all(run.theta == 0.0)
     assert run.loss[0] == pytest.approx(math.log(2), abs=1e-15)
@@ -144,7 +145,7 @@ def test_attention_and_joint_steps_match_hand_gradient(group):
     d l/d u_a is sigma(u_a) for a negative and -sigma(-f)(1 - p) for a positive; d l/d u_b is
     -sigma(-f) p for a positive. One step moves each trained group by -eta times the batch mean."""
     lengths, u0, eta, size, seed = Geometric(7.0), (-0.3, 0.8), 2.5, 40, 5
-    batch = DataSampler(lengths).sample(size, np.random.default_rng(seed))
+    batch = DataSampler(Data(lengths)).sample(size, np.random.default_rng(seed))
     a, b = batch.counts[:, 0].numpy(), batch.counts[:, 1].numpy()
     positive = batch.labels.numpy() > 0
     n, p = a + b, b / (a + b)
@@ -154,7 +155,7 @@ def test_attention_and_joint_steps_match_hand_gradient(group):
     grad_ua = np.where(positive, -miss * (1 - p), 1 / (1 + np.exp(-u0[0]))).mean()
     grad_ub = np.where(positive, -miss * p, 0.0).mean()
     phase = Phase(1, attention_lr=eta, output_lr=eta if group == "joint" else 0.0)
-    run = run_sampled([phase], lengths, size, seed, u0=u0)
+    run = run_sampled([phase], Data(lengths), size, seed, u0=u0)
     np.testing.assert_allclose(run.theta[1], [eta * grad_t, -eta * grad_t], rtol=0, atol=1e-14)
     expected_u = np.array(u0) - (eta * np.array([grad_ua, grad_ub]) if group == "joint" else 0.0)
     np.testing.assert_allclose(run.u[1], expected_u, rtol=0, atol=1e-14)
@@ -162,9 +163,9 @@ def test_attention_and_joint_steps_match_hand_gradient(group):
 
 def test_same_seed_same_trajectory_and_other_seed_differs():
     phases = three_phase(eta1=1.0, eta2=50.0, steps3=5, lr3=2.0)
-    first = run_sampled(phases, Geometric(10.0), 64, seed=7)
-    second = run_sampled(phases, Geometric(10.0), 64, seed=7)
-    other = run_sampled(phases, Geometric(10.0), 64, seed=8)
+    first = run_sampled(phases, Data(Geometric(10.0)), 64, seed=7)
+    second = run_sampled(phases, Data(Geometric(10.0)), 64, seed=7)
+    other = run_sampled(phases, Data(Geometric(10.0)), 64, seed=8)
     for name in ("theta", "u", "loss", "horizon", "recognises"):
         np.testing.assert_array_equal(getattr(first, name), getattr(second, name))
     assert not np.array_equal(first.u, other.u)
@@ -173,7 +174,7 @@ def test_same_seed_same_trajectory_and_other_seed_differs():
 
 
 def test_frozen_groups_do_not_move():
-    run = run_sampled(three_phase(1.0, 50.0, 3, 1.0), Geometric(10.0), 16, seed=1)
+    run = run_sampled(three_phase(1.0, 50.0, 3, 1.0), Data(Geometric(10.0)), 16, seed=1)
     assert np.array_equal(run.u[1], run.u[2])  # the attention step leaves u alone
     assert np.array_equal(run.theta[0], run.theta[1])  # the output step leaves theta alone
     assert np.all(run.theta[2:] == run.theta[2])  # phase 3 freezes theta
@@ -187,10 +188,7 @@ def test_frozen_groups_do_not_move():
         ({"batch_size": True}, TypeError, "batch_size"),
         ({"seed": -1}, ValueError, "seed"),
         ({"seed": "0"}, TypeError, "seed"),
-        ({"lengths": 10.0}, TypeError, "lengths"),
-        ({"prior": 1.5}, ValueError, "prior"),
-        ({"tol": 0.0}, ValueError, "tol"),
-        ({"positives": "two-b"}, ValueError, "positives"),
+        ({"data": Geometric(5.0)}, TypeError, "data"),
         ({"phases": []}, ValueError, "phases"),
         ({"theta0": (0.0, 0.0, 0.0)}, ValueError, "theta0"),
         ({"u0": (0.0, math.nan)}, ValueError, "u0"),
@@ -199,14 +197,14 @@ def test_frozen_groups_do_not_move():
     ],
 )
 def test_bad_arguments_raise_naming_the_argument(kwargs, error, name):
-    arguments = {"phases": three_phase(1.0, 10.0, 1, 1.0), "lengths": Geometric(5.0), "batch_size": 8, "seed": 0}
+    arguments = {"phases": three_phase(1.0, 10.0, 1, 1.0), "data": Data(Geometric(5.0)), "batch_size": 8, "seed": 0}
     arguments.update(kwargs)
     with pytest.raises(error, match=name):
         run_sampled(**arguments)
 
 
 def test_sampler_rejects_bad_rng_and_batch_size():
-    sampler = DataSampler(Geometric(5.0))
+    sampler = DataSampler(Data(Geometric(5.0)))
     with pytest.raises(TypeError, match="rng"):
         sampler.sample(4, 0)
     with pytest.raises(ValueError, match="batch_size"):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from lagtheory import Geometric
+from lagtheory import Data, Geometric
 from lagtheory import schedules as S
 from lagtheory.population_gd import run_schedule
 
@@ -15,7 +15,7 @@ def test_phase_one_closed_form():
     # one output step from 0: u = eta1 m/4 (-1, 1), m = E[1/n] for one-b positives (book eq. eq-phase1)
     g = Geometric(10.0)
     m = -0.1 * math.log(0.1) / 0.9
-    run = run_schedule(S.three_phase(eta1=2.0, eta2=100.0, steps3=3, lr3=4.0), g)
+    run = run_schedule(S.three_phase(eta1=2.0, eta2=100.0, steps3=3, lr3=4.0), Data(g))
     np.testing.assert_allclose(run.u[1], 2.0 * m / 4 * np.array([-1.0, 1.0]), atol=1e-12)
     assert run.t[1] == 0.0
     assert run.t[2] > 0 and np.all(run.t[2:] == run.t[2])  # theta frozen in phase 3
@@ -24,15 +24,15 @@ def test_phase_one_closed_form():
 
 def test_frozen_groups_do_not_move():
     g = Geometric(5.0)
-    out = run_schedule(S.output_only(5, 1.0), g, theta0=(0.1, 0.4), u0=(-0.2, 0.3))
+    out = run_schedule(S.output_only(5, 1.0), Data(g), theta0=(0.1, 0.4), u0=(-0.2, 0.3))
     assert np.all(out.theta == np.array([0.1, 0.4]))
-    att = run_schedule(S.attention_only(5, 1.0), g, theta0=(0.1, 0.4), u0=(-0.2, 0.3))
+    att = run_schedule(S.attention_only(5, 1.0), Data(g), theta0=(0.1, 0.4), u0=(-0.2, 0.3))
     assert np.all(att.u == np.array([-0.2, 0.3]))
     assert np.any(att.theta[-1] != att.theta[0])
 
 
 def test_attention_only_from_zero_never_moves():
-    run = run_schedule(S.attention_only(10, 50.0), Geometric(5.0))
+    run = run_schedule(S.attention_only(10, 50.0), Data(Geometric(5.0)))
     assert np.all(run.theta == 0.0) and np.all(run.loss == run.loss[0])
 
 
@@ -41,8 +41,8 @@ def test_gradient_step_matches_population_gradient():
 
     g = Geometric(6.0)
     theta0, u0 = np.array([0.0, 0.5]), np.array([-0.3, 0.6])
-    run = run_schedule(S.joint(1, 0.7), g, theta0=theta0, u0=u0)
-    state = population(theta0, u0, g)
+    run = run_schedule(S.joint(1, 0.7), Data(g), theta0=theta0, u0=u0)
+    state = population(theta0, u0, Data(g))
     np.testing.assert_allclose(run.theta[1], theta0 - 0.7 * state.grad_theta, atol=1e-15)
     np.testing.assert_allclose(run.u[1], u0 - 0.7 * state.grad_u, atol=1e-15)
 
@@ -131,4 +131,4 @@ def test_bad_settings():
 
 def test_empty_schedule_rejected():
     with pytest.raises(ValueError, match="phases"):
-        run_schedule([], Geometric(5.0))
+        run_schedule([], Data(Geometric(5.0)))
