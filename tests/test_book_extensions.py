@@ -99,7 +99,14 @@ def build(src: Path, builder: str) -> Path:
             warningiserror=True,
             status=None,
             confoverrides={
-                "extensions": ["myst_nb", "sphinx_proof", "sphinx_exercise", "claim_links", "book_pages"],
+                "extensions": [
+                    "myst_nb",
+                    "sphinx_proof",
+                    "sphinx_exercise",
+                    "claim_links",
+                    "book_pages",
+                    "latex_layout",
+                ],
                 "nb_execution_mode": "off",
                 "claim_links_book_dir": ".",
                 "claim_links_map_pages": ["map"],
@@ -217,3 +224,15 @@ def test_the_pdf_prints_check_outputs_without_their_code(source):
     assert tex.count("checked") >= 5  # the outputs stay
     html = (build(source, "html") / "one.html").read_text()
     assert "print" in html and "code is in" not in html  # the HTML keeps the (folded) code
+
+
+def test_the_pdf_titles_every_proof_box(source):
+    """sphinx-proof's proof box has no title node; in LaTeX its title bar stayed empty (the first
+    token of the proof taken as the title). latex_layout gives each the title "Proof"."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    proofs = re.findall(r"\\begin\{sphinxadmonition\}\{note\}\{Proof\}\s*\\sphinxAtStartPar\s*([^\n]*)", tex)
+    assert proofs[0] == "Clear." and proofs[1].startswith("By ") and len(proofs) == 2, proofs
+    assert "Proof. Clear." not in tex
+    html = (build(source, "html") / "one.html").read_text()
+    assert "Proof. Clear." in html  # the HTML as sphinx-proof writes it
