@@ -193,6 +193,34 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/test_population.py",),
         ("setting", "generalisations"),
     ),
+    # the tail expansion of power-law sums (thm-tail-expansion)
+    M(
+        "tail-C_A-first-constant",
+        "13/360 -> 1/360 in C_A of the uniform counts' inner bound (lem-midpoint-sum): the bound too small",
+        "lagtheory/heavy_tail.py",
+        "per_length = 13 / (360 * rho**4 * (A - 0.5) ** 3)",
+        "per_length = 1 / (360 * rho**4 * (A - 0.5) ** 3)",
+        ("tests/test_heavy_tail.py",),
+        ("setting",),
+    ),
+    M(
+        "tail-C_A-second-constant",
+        "1/48 -> 1/480 in C_A of the uniform counts' inner bound (lem-midpoint-sum): the bound too small",
+        "lagtheory/heavy_tail.py",
+        "+ 1 / (48 * rho**3 * A**3)",
+        "+ 1 / (480 * rho**3 * A**3)",
+        ("tests/test_heavy_tail.py",),
+        ("setting",),
+    ),
+    M(
+        "tail-difference-correction-sign",
+        "the Euler-Maclaurin correction (f(N0 + 1) - f(N0)) / 24 of the tail integral with its sign flipped",
+        "lagtheory/heavy_tail.py",
+        "[-1 / 24, 1 / 24]])",
+        "[1 / 24, -1 / 24]])",
+        ("tests/test_heavy_tail.py",),
+        ("setting",),
+    ),
     # population loss and gradients
     M(
         "population-prior-swapped",

@@ -121,7 +121,7 @@ def test_the_sums_and_samplers_take_only_a_data_value():
         lambda: phase_one_output(1.0, law),
         lambda: attention_factor((0.0, 0.0), law),
     ):
-        with pytest.raises(TypeError, match="data must be a lagtheory.Data"):
+        with pytest.raises(TypeError, match=r"data must be a lagtheory\.Data"):
             call()
     with pytest.raises(TypeError):
         population((0, 0), (0, 0), Data(law), "log")  # scaling and tail are keyword-only

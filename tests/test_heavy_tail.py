@@ -135,8 +135,6 @@ def test_uniform_inner_bound_has_the_constant_C_A_of_the_book(A, w):
     N0 = 1000
     plain, _ = count_tail(counts).inner_bound(problem, N0, A)
     rho = mpmath.sin(mpmath.mpf(r) / 2)
-    C_A = mpmath.mpf(13) / 360 / (rho**4 * (A - mpmath.mpf(1) / 2) ** 3) + mpmath.mpf(1) / 48 / (
-        rho**3 * A**3
-    )
+    C_A = mpmath.mpf(13) / 360 / (rho**4 * (A - mpmath.mpf(1) / 2) ** 3) + mpmath.mpf(1) / 48 / (rho**3 * A**3)
     expected = C_A * mpmath.mpf(N0) ** -3.5 / (mpmath.mpf(3.5) * mpmath.zeta(3.5))
     assert plain == pytest.approx(float(expected), rel=1e-12, abs=0)
