@@ -78,7 +78,7 @@ def source(tmp_path_factory):
             ]
         )
     )
-    (src / "map.md").write_text("# Map\n\n```{claim-map}\n```\n")
+    (src / "map.md").write_text("# Map\n\n```{claim-map}\n```\n\nAs {ref}`ex-one` asks.\n")
     (src / "repro.md").write_text(
         "# Reproducibility\n\n```{environment-table}\n```\n\n```{book-pdf}\n```\n\n"
         "```{exercise}\n:label: ex-one\nShow it.\n```\n```{solution} ex-one\nThe secret solution.\n```\n"
@@ -236,3 +236,18 @@ def test_the_pdf_titles_every_proof_box(source):
     assert "Proof. Clear." not in tex
     html = (build(source, "html") / "one.html").read_text()
     assert "Proof. Clear." in html  # the HTML as sphinx-proof writes it
+
+
+def test_the_pdf_links_references_to_exercises(source):
+    """sphinx-exercise labels an exercise in LaTeX as exercise:<label> only; a {ref} to it was an
+    undefined reference in the PDF. latex_layout links it there, numbered as in the HTML."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert r"\label{exercise:ex-one}" in tex
+    assert r"As \hyperref[exercise:ex-one]{Exercise 4.1} asks." in tex
+    assert r"\ref{\detokenize{repro:ex-one}}" not in tex  # the undefined form
+    html = (build(source, "html") / "map.html").read_text()
+    assert re.search(
+        r'As <a class="reference internal" href="repro.html#ex-one"><span class="std std-numref">Exercise 4\.1</span></a> asks',
+        html,
+    )
