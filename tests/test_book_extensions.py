@@ -1,8 +1,9 @@
 """The Sphinx extensions of book/_ext (claim_links, book_pages) on a tiny book built with Sphinx.
 
-The tiny book has two notebooks (not executed: their outputs are stored) with
-two statements, a citation between their proofs and three check cells, an
-exercise with its solution, a claim-map page and a reproducibility page. The
+The tiny book has three notebooks (not executed: their outputs are stored) with
+two statements, a citation between their proofs and five check cells (one of them
+an experiment's), the generated table of a chapter's checks, an exercise with its
+solution, a claim-map page and a reproducibility page. The
 built HTML must carry the anchors, the "Checked by" lines, the check cells'
 headers and folding, the graph and table of the claim map, with every link
 pointing at an anchor that exists, the environment table, and the PDF link
@@ -51,7 +52,7 @@ def built(source):
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     src = tmp_path_factory.mktemp("tiny")
-    (src / "index.md").write_text("# Tiny\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\n```\n")
+    (src / "index.md").write_text("# Tiny\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\nthree\n```\n")
     (src / "one.ipynb").write_text(
         notebook(
             [
@@ -62,6 +63,7 @@ def source(tmp_path_factory):
                 ("code", "# check[sympy]: lem-small\nprint('checked')"),
                 ("code", "x = 1"),
                 ("code", "# check[numeric]: lem-small, thm-big\nprint('checked')"),
+                ("markdown", "## What this chapter verified\n\n```{chapter-checks}\n```\n"),
             ]
         )
     )
@@ -75,6 +77,16 @@ def source(tmp_path_factory):
                 ),
                 ("code", "# check[sympy]: thm-big\nprint('checked')"),
                 ("code", "# check[certified]: thm-big\nprint('checked')"),
+                ("markdown", "## What this chapter verified\n\n```{chapter-checks}\n```\n"),
+            ]
+        )
+    )
+    (src / "three.ipynb").write_text(
+        notebook(
+            [
+                ("markdown", "# Three\n\nAn experiment.\n"),
+                ("code", "# check[numeric]: emp-three\nprint('checked')"),
+                ("markdown", "## What this chapter verified\n\n```{chapter-checks}\n```\n"),
             ]
         )
     )
@@ -178,6 +190,34 @@ def test_certified_checks_are_marked_and_coloured(built):
     assert statuses == [("both", "sympy and numeric"), ("certified", "certified at instances, and checked")]
 
 
+def test_chapter_checks_table_lists_every_check_of_the_page(built):
+    """{chapter-checks} is generated from the check markers: each statement of the page with every cell
+    that checks it (here and in other chapters), and the page's experiment checks in a row of their own."""
+    two = (built / "two.html").read_text()
+    table = two[two.index('<table class="claim-table chapter-checks') :]
+    table = table[: table.index("</table>")]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
+    assert len(rows) == 1  # thm-big; lem-small is defined on page one
+    assert 'href="#thm-big"' in rows[0] and "(Big L)" in rows[0]
+    assert {"#check-two-1", "#check-two-2", "one.html#check-one-2"} <= set(re.findall(r'href="([^"]+)"', rows[0]))
+    assert "certified at instances, and checked" in rows[0]
+    one = (built / "one.html").read_text()
+    table = one[one.index('<table class="claim-table chapter-checks') :]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table[: table.index("</table>")], re.S)[1:]
+    assert len(rows) == 2  # lem-small, defined here; thm-big, defined on page two and checked here too
+    assert 'href="#lem-small"' in rows[0] and set(re.findall(r'href="#(check-one-\d)"', rows[0])) == {
+        "check-one-1",
+        "check-one-2",
+    }
+    assert 'href="two.html#thm-big"' in rows[1] and "(ch. 2)" in rows[1]
+    assert re.findall(r'href="([^"]*check-[^"]+)"', rows[1]) == ["#check-one-2"]  # only this page's cell
+    three = (built / "three.html").read_text()
+    table = three[three.index('<table class="claim-table chapter-checks') :]
+    (row,) = re.findall(r"<tr[^>]*>(.*?)</tr>", table[: table.index("</table>")], re.S)[1:]
+    assert "The experiment of this chapter" in row and 'href="#check-three-1"' in row
+    assert "numeric checks" in row
+
+
 def test_environment_table_compares_pins_with_the_environment(built):
     page = (built / "repro.html").read_text()
     assert '<code class="docutils literal notranslate"><span class="pre">numpy</span></code>' in page
@@ -220,8 +260,14 @@ def test_the_pdf_prints_check_outputs_without_their_code(source):
     assert r"\PYG{n}{x} \PYG{o}{=} \PYG{l+m+mi}{1}" in tex  # a cell that is not a check keeps its code
     assert r"\PYG{n+nb}{print}" not in tex  # every check cell's code is left out
     pointers = re.findall(r"The check\\textquotesingle\{\}s code is in (\S+), cell (\d+)\.", tex)
-    assert pointers == [("one.ipynb", "1"), ("one.ipynb", "3"), ("two.ipynb", "1"), ("two.ipynb", "2")]
-    assert tex.count("checked") >= 5  # the outputs stay
+    assert pointers == [
+        ("one.ipynb", "1"),
+        ("one.ipynb", "3"),
+        ("two.ipynb", "1"),
+        ("two.ipynb", "2"),
+        ("three.ipynb", "1"),
+    ]
+    assert tex.count("checked") >= 6  # the outputs stay
     html = (build(source, "html") / "one.html").read_text()
     assert "print" in html and "code is in" not in html  # the HTML keeps the (folded) code
 

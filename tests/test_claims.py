@@ -150,3 +150,27 @@ def test_the_book_follows_its_rules():
     and every label a proof cites exists."""
     claims = read_claims(BOOK)
     assert claims.problems() == []
+
+
+def _verified_section(text: str) -> str | None:
+    """The section "What this chapter (page) verified" of a notebook's text, up to the next level-2 heading."""
+    match = re.search(r"^## What this (?:chapter|page) verified\n(?P<body>.*?)(?=^## |\Z)", text, re.M | re.S)
+    return match["body"] if match else None
+
+
+@pytest.mark.parametrize("source", sorted({c.source for c in read_claims(BOOK).check_cells}))
+def test_every_chapter_closes_with_what_it_verified(source):
+    """A page with check cells ends with "What this chapter verified": the table generated from its check
+    markers ({chapter-checks}, book/_ext/claim_links.py), and prose that names each distinctive kind of
+    check the page has (with sympy, certified), so the list cannot leave out a kind the cells perform."""
+    cells = [c for c in read_claims(BOOK).check_cells if c.source == source]
+    notebook_text = json.loads((BOOK / source).read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(c["source"]) for c in notebook_text if c["cell_type"] == "markdown")
+    section = _verified_section(text)
+    assert section is not None, f"{source} has check cells but no section 'What this chapter verified'"
+    assert "```{chapter-checks}" in section, f"{source}: the section lacks the generated table"
+    kinds = {c.kind for c in cells}
+    if "sympy" in kinds:
+        assert "sympy" in section, f"{source} has sympy checks; its closing section does not say so"
+    if "certified" in kinds:
+        assert "certified" in section.lower(), f"{source} has certified checks; its closing section does not say so"

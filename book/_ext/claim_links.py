@@ -13,7 +13,11 @@ and, on every page,
 * provides the directive ``{claim-map}`` (the claim-map page): the graph of
   statements as an inline SVG whose nodes link to the statements and whose
   chips link to the check cells, coloured by check status, with its legend
-  below it, and the same as a table (the table alone in the PDF).
+  below it, and the same as a table (the table alone in the PDF);
+* provides the directive ``{chapter-checks}`` (each chapter's "What this chapter
+  verified"): a table, generated from the check markers, of the page's statements
+  and experiments with links to every cell that checks them, so the closing list
+  of a chapter cannot leave out a check the chapter has.
 
 Links are made when references are resolved, so they work in the HTML and in the
 PDF alike; statement numbers are sphinx-proof's.
@@ -59,6 +63,20 @@ class check_header(nodes.General, nodes.Element):
 
 class claim_map(nodes.General, nodes.Element):
     """Placeholder of the ``{claim-map}`` directive: graph (HTML only) and table."""
+
+
+class chapter_checks(nodes.General, nodes.Element):
+    """Placeholder of the ``{chapter-checks}`` directive: the page's statements and their check cells."""
+
+
+class ChapterChecksDirective(Directive):
+    """``{chapter-checks}``: a table of the statements of this page (and its experiment) with their checks."""
+
+    has_content = False
+
+    def run(self):
+        # the page's own docname: in the PDF every page is resolved inside the root document
+        return [chapter_checks(docname=self.state.document.settings.env.docname)]
 
 
 class ClaimMapDirective(Directive):
@@ -291,6 +309,52 @@ def _claim_table(app: Sphinx, fromdocname: str, statements: list[Statement]) -> 
     return table
 
 
+def _chapter_checks_table(app: Sphinx, fromdocname: str, page: str) -> nodes.table:
+    """What ``page`` checks, generated from the check markers: the statements defined on it in reading
+    order, each with its status and every cell that checks it (here or elsewhere); then the statements
+    defined elsewhere that cells of this page check, with those cells; then one row for the page's own
+    checks that name no statement (labels ``emp-...``: its experiment), if any."""
+    claims = _claims(app)
+    headers = ["Statement", "Checked by", "Check cells"]
+    table, body = table_frame(headers, [40, 20, 40], ["claim-table", "chapter-checks"])
+    on_page = [c for c in claims.check_cells if _docname(app, c.source) == page]
+
+    def add_row(first: nodes.paragraph, status: nodes.Node, cells: list[CheckCell]) -> None:
+        row = nodes.row()
+        row += nodes.entry("", first)
+        row += nodes.entry("", nodes.paragraph("", "", status))
+        links = nodes.paragraph()
+        links.extend(_check_links(app, fromdocname, cells) or [nodes.Text("none")])
+        row += nodes.entry("", links)
+        body.append(row)
+
+    def status_of(s: Statement) -> nodes.Node:
+        return nodes.inline("", STATUS_TEXT[s.status], classes=["claim-status", f"status-{STATUS_CLASS[s.status]}"])
+
+    statements = _ordered_statements(app)
+    for s in statements:
+        if app.env.proof_list[s.label]["docname"] == page:
+            first = nodes.paragraph("", "", _statement_ref(app, fromdocname, s))
+            if s.title:
+                first += nodes.Text(f" ({_plain_title(s.title)})")
+            add_row(first, status_of(s), s.check_cells)
+    for s in statements:
+        here = [c for c in on_page if s.label in c.labels]
+        if here and app.env.proof_list[s.label]["docname"] != page:
+            first = nodes.paragraph("", "", _statement_ref(app, fromdocname, s))
+            first += nodes.Text(f" ({_where(app, page, app.env.proof_list[s.label]['docname'])})")
+            add_row(first, status_of(s), here)
+    own = [c for c in on_page if not any(label in claims.statements for label in c.labels)]
+    if own:
+        numbered = bool(app.env.toc_secnumbers.get(page, {}).get(""))
+        name = "The experiment of this chapter" if numbered else "The checks of this page"
+        kinds = " and ".join(k for k in CHECK_KINDS if any(c.kind == k for c in own))
+        add_row(nodes.paragraph("", "", nodes.emphasis("", name)), nodes.Text(f"{kinds} checks"), own)
+    if len(body.children) == 0:
+        raise ValueError(f"{page}: {{chapter-checks}} on a page with no statement and no check cell")
+    return table
+
+
 def _claim_graph_html(app: Sphinx, fromdocname: str, statements: list[Statement]) -> str:
     claims = _claims(app)
 
@@ -355,6 +419,8 @@ def fill_placeholders(app: Sphinx, doctree: nodes.document, fromdocname: str) ->
             content.append(nodes.raw("", f'<div class="claim-graph">{svg}</div>\n{LEGEND}', format="html"))
         content.append(_claim_table(app, fromdocname, statements))
         node.replace_self(content)
+    for node in list(doctree.findall(chapter_checks)):
+        node.replace_self(_chapter_checks_table(app, fromdocname, node["docname"]))
 
 
 def print_checks_without_code(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
@@ -379,7 +445,8 @@ def setup(app: Sphinx):
     app.add_config_value("claim_links_prompt_show", "Show the check's code", "env")
     app.add_config_value("claim_links_prompt_hide", "Hide the check's code", "env")
     app.add_directive("claim-map", ClaimMapDirective)
-    for node in (checked_by, check_header, claim_map):
+    app.add_directive("chapter-checks", ChapterChecksDirective)
+    for node in (checked_by, check_header, claim_map, chapter_checks):
         app.add_node(node)
     app.connect("builder-inited", read_book_claims)
     app.connect("env-get-outdated", outdated_when_claims_change)
