@@ -127,6 +127,19 @@ def test_a_stored_cell_reruns_alone_to_its_values(record):
     assert RC.mismatches(changed, name, fresh, ["lag"], [1], rtol=1e-10) == ["log10_test_loss of lag"]
 
 
+def test_reproduce_reruns_a_seeded_sample_and_finds_a_changed_value(record):
+    """The chapters' reproduction check: the sample of records.reproduction_sample, each re-run alone and
+    compared; a stored value changed by a relative 1e-3 is named for exactly the run that holds it."""
+    found = ST.reproduce(SMALL, record, 7, cells=2, rtol=1e-10)
+    assert [(r.cell, r.schedules, r.seeds) for r in found] == RC.reproduction_sample(record, 7, cells=2)
+    assert all(r.different == [] for r in found)
+    first = found[0]
+    changed = json.loads(json.dumps(record))
+    changed["cells"][first.cell]["values"]["log10_test_loss"][first.schedules[1]][first.seeds[0]] *= 1.001
+    again = ST.reproduce(SMALL, changed, 7, cells=2, rtol=1e-10)
+    assert [r.different for r in again] == [[f"log10_test_loss of {first.schedules[1]}"], []]
+
+
 def test_failed_runs_are_compared_on_the_capped_metric_only(record):
     name = "regression/sgd/budget/T*4"
     fresh = ST.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])

@@ -10,6 +10,7 @@ import pytest
 
 from lagtheory.experiments import regimes as G
 from lagtheory.experiments.design import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
+from lagtheory.experiments.records import reproduction_sample
 
 SEEDS = list(range(30))
 BUDGETS = [0.25, 0.5, 2.0, 4.0]
@@ -100,8 +101,8 @@ def test_primary_family_is_the_centre_of_each_optimiser():
 
 def test_reproduction_sample_is_seeded_and_within_the_record():
     record = hand_record()
-    first = G.reproduction_sample(record, 5, cells=3, schedules=2, seeds=3)
-    assert first == G.reproduction_sample(record, 5, cells=3, schedules=2, seeds=3)
+    first = reproduction_sample(record, 5, cells=3, schedules=2, seeds=3)
+    assert first == reproduction_sample(record, 5, cells=3, schedules=2, seeds=3)
     assert len({name for name, _, _ in first}) == 3
     for name, schedules, seeds in first:
         assert set(schedules) <= set(record["cells"][name]["configuration"]["schedules"])

@@ -298,6 +298,21 @@ def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[
         return ~np.isfinite(test_loss) | (np.log10(test_loss) > primary + 1e-6 / math.log(10))
 
 
+def reproduction_sample(
+    record: Mapping[str, Any], seed: int, cells: int = 2, schedules: int = 2, seeds: int = 3
+) -> list[tuple[str, list[str], list[int]]]:
+    """A seeded random sample of stored runs to re-run: ``cells`` cells, and in each ``schedules`` of its
+    schedules and ``seeds`` of the record's seeds, all drawn by ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    names = [str(name) for name in rng.choice(list(record["cells"]), size=cells, replace=False)]
+    sample = []
+    for name in names:
+        own = record["cells"][name]["configuration"]["schedules"]
+        chosen = [str(s) for s in rng.choice(own, size=min(schedules, len(own)), replace=False)]
+        sample.append((name, chosen, sorted(int(s) for s in rng.choice(record["seeds"], size=seeds, replace=False))))
+    return sample
+
+
 def mismatches(
     record: Mapping[str, Any],
     cell: str,

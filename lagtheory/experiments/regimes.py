@@ -115,21 +115,6 @@ def regime_summary(record: Mapping[str, Any], family: Mapping[str, Comparison], 
 # -- the chapters' shared cells ----------------------------------------------------------------------
 
 
-def reproduction_sample(
-    record: Mapping[str, Any], seed: int, cells: int = 2, schedules: int = 2, seeds: int = 3
-) -> list[tuple[str, list[str], list[int]]]:
-    """A seeded random sample of stored runs to re-run: ``cells`` cells, and in each ``schedules`` of its
-    schedules and ``seeds`` of the record's seeds, all drawn by ``numpy.random.default_rng(seed)``."""
-    rng = np.random.default_rng(seed)
-    names = [str(name) for name in rng.choice(list(record["cells"]), size=cells, replace=False)]
-    sample = []
-    for name in names:
-        own = record["cells"][name]["configuration"]["schedules"]
-        chosen = [str(s) for s in rng.choice(own, size=min(schedules, len(own)), replace=False)]
-        sample.append((name, chosen, sorted(int(s) for s in rng.choice(record["seeds"], size=seeds, replace=False))))
-    return sample
-
-
 def calibration_table(record: Mapping[str, Any]) -> list[str]:
     """Lines of the chosen base rates, a header and one line per task and optimiser: the centre's rate,
     the range over the main grid, and how many rates of the calibration grid diverged in some cell."""

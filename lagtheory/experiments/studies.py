@@ -18,7 +18,7 @@ import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +32,16 @@ from .engine import CellResult, Task, check_seeds, run_rows
 from .icl import ICLSetting, ICLTask
 from .language_catalogue import TASKS
 from .language_runs import LanguageRuns, LanguageSetting
-from .records import cell_entry, cell_from_configuration, cell_values, config_from_dict, config_to_dict, study_record
+from .records import (
+    cell_entry,
+    cell_from_configuration,
+    cell_values,
+    config_from_dict,
+    config_to_dict,
+    mismatches,
+    reproduction_sample,
+    study_record,
+)
 from .regression import RegressionSetting, RegressionTask
 from .softmax_icl import SoftmaxICLSetting, SoftmaxICLTask
 from .transformer_languages import STUDY_LANGUAGES
@@ -198,6 +207,30 @@ def rerun(
     )
     ((_, result),) = run_cells(the_study, [sample], seeds).values()
     return cell_values(result, cell)
+
+
+class Reproduction(NamedTuple):
+    """One re-run of :func:`reproduce`: a stored cell, the schedules and seeds run again, and the
+    quantities that differ from the record beyond the tolerance (empty when reproduced)."""
+
+    cell: str
+    schedules: list[str]
+    seeds: list[int]
+    different: list[str]
+
+
+def reproduce(
+    the_study: Study, record: Mapping[str, Any], seed: int, cells: int = 3, rtol: float = 1e-6
+) -> list[Reproduction]:
+    """Run a seeded sample of a record's stored runs again, alone, and compare them with the record: the
+    empirical chapters' reproduction check. The sample is :func:`lagtheory.experiments.records.reproduction_sample`
+    (``cells`` cells, two schedules and three seeds of each, drawn with ``seed``); each is re-run by
+    :func:`rerun` and compared by :func:`lagtheory.experiments.records.mismatches` at ``rtol``."""
+    found = []
+    for name, schedules, seeds in reproduction_sample(record, seed, cells=cells):
+        fresh = rerun(the_study, record["cells"][name]["configuration"], schedules, seeds)
+        found.append(Reproduction(name, schedules, seeds, mismatches(record, name, fresh, schedules, seeds, rtol=rtol)))
+    return found
 
 
 # -- the studies ------------------------------------------------------------------------------
