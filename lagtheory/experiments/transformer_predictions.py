@@ -1,0 +1,90 @@
+"""The frozen predictor applied to the standard transformer's validation cells, before any of them runs.
+
+The registration (``book/registration.md``, section *The predictor*) names the standard transformer
+(issue 21) as a held-out setting: its validation cells are every language of the transformer study
+(:data:`lagtheory.experiments.studies.TRANSFORMER_STUDY_LANGUAGES`, the two new star-free languages
+and the control PARITY included) at the main grid's readout scales and step-size ratios
+(:data:`lagtheory.experiments.design.READOUT_SCALES` x :data:`~lagtheory.experiments.design.RATIOS`),
+with both optimisers, and "the frozen function is applied, and its values committed, before their
+first run". :func:`transformer_predictions` applies
+:func:`lagtheory.experiments.predictor.first_step_balance` (frozen: definition, seeds, threshold) and the
+frozen design-only baseline (its coefficients as stored in
+:data:`lagtheory.experiments.predictor_evaluation.OUTPUT`) to each cell; ``python -m
+lagtheory.experiments.transformer_predictions`` writes them to :data:`PREDICTIONS`.
+
+Each cell's configuration is the transformer study's regime
+(:data:`lagtheory.experiments.transformer_runs.TRANSFORMER_TRAINING`: random initialisation of every
+parameter, batch 32) with the cell's optimiser, readout scale and ratio: attention step
+``eta sqrt(r)``, output step ``eta / sqrt(r)``. The base rate ``eta`` scales both steps alike and
+cancels from the balance, so it is 1 here; the runs use the rate of the registered calibration rule.
+Nothing here has been run on these cells: the transformer's only earlier runs are the exploratory
+pilot (``benchmarks/transformer_pilot_*.md``: Adam at one step size 0.01, readout scale 0.5, ratio 1,
+seeds 100-105), a configuration that is not among the validation cells.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .design import OPTIMISERS, RATIOS, READOUT_SCALES
+from .predictor import THRESHOLD, first_step_balance
+from .predictor_evaluation import OUTPUT, baseline_score
+from .studies import TRANSFORMER
+from .transformer_runs import TRANSFORMER_TRAINING
+
+PREDICTIONS = Path("book/data/predictor_predictions_transformer.json")
+"""Where the predictions for the transformer's validation cells are committed."""
+
+
+def transformer_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
+    """For every validation cell of the transformer (module docstring): the first-step balance, its
+    prediction (``balance >= THRESHOLD``: "lag helps") and the baseline's log-odds with the frozen
+    ``coefficients`` (intercept, log10 ratio, log10 readout scale)."""
+    if len(coefficients) != 3:
+        raise ValueError(f"coefficients must be (intercept, ratio, scale), got {len(coefficients)} values")
+    rows = []
+    for design in TRANSFORMER.tasks:
+        task = TRANSFORMER.build(design.name, design.setting)
+        for optimiser in OPTIMISERS:
+            for scale in READOUT_SCALES:
+                for ratio in RATIOS:
+                    training = dataclasses.replace(
+                        TRANSFORMER_TRAINING,
+                        optimiser=optimiser,
+                        output_scale=scale,
+                        attention_lr=math.sqrt(ratio),
+                        output_lr=1 / math.sqrt(ratio),
+                    )
+                    balance = first_step_balance(task, training)
+                    score = baseline_score(coefficients, [math.log10(ratio)], [math.log10(scale)])[0]
+                    rows.append(
+                        {
+                            "study": TRANSFORMER.name,
+                            "task": design.name,
+                            "optimiser": optimiser,
+                            "readout_scale": scale,
+                            "ratio": ratio,
+                            "balance": balance if math.isfinite(balance) else str(balance),
+                            "predicts_lag_helps": bool(balance >= THRESHOLD),
+                            "baseline_log_odds": float(score),
+                        }
+                    )
+    return rows
+
+
+def main() -> None:
+    """Compute the predictions with the stored baseline coefficients and write :data:`PREDICTIONS`."""
+    coefficients = json.loads(OUTPUT.read_text())["summary"]["baseline_coefficients"]
+    rows = transformer_predictions(coefficients)
+    PREDICTIONS.write_text(json.dumps({"threshold": THRESHOLD, "cells": rows}, indent=1, sort_keys=True) + "\n")
+    helps = sum(row["predicts_lag_helps"] for row in rows)
+    print(f"{helps} of {len(rows)} transformer validation cells predicted 'lag helps'; written to {PREDICTIONS}")
+
+
+if __name__ == "__main__":
+    main()
