@@ -107,3 +107,30 @@ def test_reproduction_sample_is_seeded_and_within_the_record():
     for name, schedules, seeds in first:
         assert set(schedules) <= set(record["cells"][name]["configuration"]["schedules"])
         assert len(schedules) == 2 and len(set(seeds)) == 3 and set(seeds) <= set(SEEDS)
+
+
+def test_record_summary_lines_by_hand():
+    """The empirical chapters' record summary: calibration table (centre rate, range over the main grid,
+    grid rates that diverged in some cell), then seeds, margin and rule wrapped at 90, cells and command."""
+    record = {
+        "calibration": {
+            "FIRST": {
+                "sgd": {
+                    "base_rates": {main_level(0.3, 1.0): 0.316, main_level(1.0, 3.0): 3.16},
+                    "diverged_runs": [[0, 0], [1, 0], [0, 2]],
+                    "grid": [0.1, 0.316, 1.0],
+                }
+            }
+        },
+        "seeds": [0, 1, 2],
+        "margin": 0.1,
+        "margin_rule": "a rule " * 20,
+        "cells": {"a": {}, "b": {}},
+        "command": "python -m x",
+    }
+    lines = G.record_summary(record)
+    assert lines[1] == "FIRST             sgd    0.316  0.316 to 3.16   2 of 3"
+    assert lines[0].startswith("task") and "grid rates that diverged" in lines[0]
+    assert lines[2] == "3 paired seeds; margin 0.1000: " + "a rule " * 8 + "a"
+    assert lines[3] == ("rule " + "a rule " * 11).strip()
+    assert lines[4:] == ["2 cells; written by: python -m x"]

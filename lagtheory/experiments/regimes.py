@@ -22,6 +22,7 @@ log10 held-out loss: negative means the schedule's held-out loss is lower,
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -129,3 +130,15 @@ def calibration_table(record: Mapping[str, Any]) -> list[str]:
                 f"{task:17s} {optimiser:5s} {centre:>6.3g}  {grid:15s} {diverging} of {len(calibration['grid'])}"
             )
     return lines
+
+
+def record_summary(record: Mapping[str, Any]) -> list[str]:
+    """The empirical chapters' summary of a study record: its :func:`calibration_table`, then the seeds and
+    the equivalence margin with its rule (wrapped at 90 characters), the number of cells and the command
+    that wrote the record."""
+    margin = f"{len(record['seeds'])} paired seeds; margin {record['margin']:.4f}: {record['margin_rule']}"
+    return [
+        *calibration_table(record),
+        *textwrap.wrap(margin, 90),
+        f"{len(record['cells'])} cells; written by: {record['command']}",
+    ]
