@@ -14,78 +14,15 @@ its update.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_parameter_vector, check_scaling
+from ._validation import check_parameter_vector
 from .data import Data, check_data
-from .exact_recognition import check_max_length, recognition_trusted
 from .population import Population, population_trusted
 from .schedules import Phase, check_phases
-from .training import NumpyGradientDescent, descend
-
-
-@dataclass
-class Trajectory:
-    """Per-step record of a run: row 0 is the initial point, row i the point after step i.
-
-    ``horizon[i]`` is the exact recognition horizon (largest H with every string of
-    length <= H right, capped at ``max_length``) and ``recognises[i]`` whether every
-    string up to ``max_length`` is right.
-    """
-
-    theta: NDArray[np.float64]
-    u: NDArray[np.float64]
-    loss: NDArray[np.float64]
-    horizon: NDArray[np.int64]
-    recognises: NDArray[np.bool_]
-    phase_of_step: list[str] = field(default_factory=list)
-
-    @property
-    def t(self) -> NDArray[np.float64]:
-        """T = theta_b - theta_a along the run."""
-        return self.theta[:, 1] - self.theta[:, 0]
-
-
-class TrajectoryRecorder:
-    """Collects the points of a run (parameters, loss, exact recognition verdict) into a
-    :class:`Trajectory`; shared by the population runs here and the mini-batch runs of
-    :mod:`lagtheory.sampled`."""
-
-    def __init__(self, max_length: int, scaling: str) -> None:
-        check_scaling(scaling)
-        self.max_length, self.scaling = check_max_length(max_length), scaling
-        self.thetas: list[NDArray[np.float64]] = []
-        self.us: list[NDArray[np.float64]] = []
-        self.losses: list[float] = []
-        self.horizons: list[int] = []
-        self.verdicts: list[bool] = []
-        self.labels: list[str] = []
-
-    def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float, group: str | None = None) -> None:
-        """Add one point; ``group`` names the phase of the step that led to it (None for the start).
-        ``theta`` and ``u`` are finite float64 vectors of length 2 (not checked: the runs check
-        their starting point, and the steps keep it finite)."""
-        verdict = recognition_trusted(theta, u, self.max_length, self.scaling)
-        self.thetas.append(np.array(theta, dtype=np.float64))
-        self.us.append(np.array(u, dtype=np.float64))
-        self.losses.append(loss)
-        self.horizons.append(verdict.horizon)
-        self.verdicts.append(verdict.recognises)
-        if group is not None:
-            self.labels.append(group)
-
-    def trajectory(self) -> Trajectory:
-        return Trajectory(
-            theta=np.array(self.thetas),
-            u=np.array(self.us),
-            loss=np.array(self.losses),
-            horizon=np.array(self.horizons, dtype=np.int64),
-            recognises=np.array(self.verdicts),
-            phase_of_step=self.labels,
-        )
+from .training import NumpyGradientDescent, Trajectory, TrajectoryRecorder, descend
 
 
 def run_schedule(
@@ -113,16 +50,13 @@ def run_schedule(
         return population_trusted(theta, u, data, scaling)
 
     optimiser = NumpyGradientDescent([[theta]], [[u]])
-    previous: list[str | None] = [None]
 
     def gradient(step: int, phases_now: tuple[Phase | None, ...]) -> NDArray[np.float64]:
         state = exact()
-        recorder.record(theta, u, state.loss, previous[0])
+        recorder.record(theta, u, state.loss)
         optimiser.set_gradients([[state.grad_theta]], [[state.grad_u]])
-        previous[0] = phases_now[0].group
         return np.array([state.loss])
 
-    descend([phases], gradient, optimiser.update)
-    state = exact()
-    recorder.record(theta, u, state.loss, previous[0])
-    return recorder.trajectory()
+    descend([phases], gradient, optimiser)
+    recorder.record(theta, u, exact().loss)
+    return recorder.trajectory(phases)

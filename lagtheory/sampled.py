@@ -49,9 +49,8 @@ from ._validation import check_integer, check_parameter_vector, check_scaling
 from .data import Data, check_data
 from .losses import logistic_loss
 from .model import ShallowTransformer
-from .population_gd import Trajectory, TrajectoryRecorder
 from .schedules import Phase, check_phases
-from .training import TorchGroupOptimiser, descend
+from .training import TorchGroupOptimiser, Trajectory, TrajectoryRecorder, descend
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,7 @@ def run_sampled(
     strings drawn from the data distribution ``data`` (:class:`~lagtheory.data.Data`) with
     ``numpy.random.default_rng(seed)``.
 
-    Returns a :class:`~lagtheory.schedules.Trajectory`: row 0 is the initial point,
+    Returns a :class:`~lagtheory.training.Trajectory`: row 0 is the initial point,
     row i the point after step i; ``loss[i]`` is the mini-batch loss at point i on the
     batch whose gradient makes step i + 1 (the last row gets one extra evaluation
     batch); ``horizon`` and ``recognises`` are exact (:func:`lagtheory.recognition`,
@@ -164,21 +163,19 @@ def run_sampled(
         model.u.copy_(torch.from_numpy(u))
     optimiser = TorchGroupOptimiser([[model.theta]], [[model.u]], kind="sgd")
     recorder = TrajectoryRecorder(max_length, scaling)
-    previous: list[str | None] = [None]
 
     def record(loss: float) -> None:
-        recorder.record(model.theta.detach().numpy(), model.u.detach().numpy(), loss, previous[0])
+        recorder.record(model.theta.detach().numpy(), model.u.detach().numpy(), loss)
 
     def gradient(step: int, phases_now: tuple[Phase | None, ...]) -> NDArray[np.float64]:
         batch = sampler.sample(batch_size, rng)
         loss = batch_loss(model, batch.counts, batch.labels)
         optimiser.backward(loss, phases_now)
         record(loss.item())
-        previous[0] = phases_now[0].group
         return np.array([loss.item()])
 
-    descend([phases], gradient, optimiser.update)
+    descend([phases], gradient, optimiser)
     batch = sampler.sample(batch_size, rng)
     with torch.no_grad():
         record(batch_loss(model, batch.counts, batch.labels).item())
-    return recorder.trajectory()
+    return recorder.trajectory(phases)

@@ -25,29 +25,46 @@ it and leave its state (Adam's moments and step count) untouched.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from ._validation import check_scaling
+from .exact_recognition import check_max_length, recognition_trusted
 from .schedules import Phase, step_plan
 
 OPTIMISERS = ("sgd", "adam")
 
 GradientOracle = Callable[[int, tuple[Phase | None, ...]], NDArray[np.float64]]
 """(step, the phase of each schedule) -> the loss of each schedule at the current parameters,
-shape (schedules,) or (schedules, ...); the gradients are left for the update."""
+shape (schedules,) or (schedules, ...). Before it returns, it hands the step's gradients to the
+optimiser (:meth:`NumpyGradientDescent.set_gradients`, :meth:`TorchGroupOptimiser.backward`)."""
+
+
+class Optimiser(Protocol):
+    """What :func:`descend` moves the parameters with. The gradient oracle hands it the gradients of
+    the current step; :meth:`update` then moves every schedule's groups with its phase's step sizes
+    (a finished schedule, phase None, is not moved) and raises ValueError when no gradients were handed
+    over since the last update. :class:`NumpyGradientDescent` and :class:`TorchGroupOptimiser` are the two."""
+
+    def update(self, phases: tuple[Phase | None, ...]) -> None:
+        """One step of every schedule with the handed-over gradients."""
+        ...
 
 
 def descend(
     schedules: list[list[Phase]],
     gradient: GradientOracle,
-    update: Callable[[tuple[Phase | None, ...]], None],
+    optimiser: Optimiser,
     allow_non_finite: bool = False,
 ) -> NDArray[np.float64]:
     """Run the schedules in lock-step; return the losses the oracle reported, shape (steps, schedules, ...).
 
-    Step i calls ``gradient(i, phases)`` and then ``update(phases)``, with
+    Step i calls ``gradient(i, phases)``, which hands the step's gradients to ``optimiser``, and then
+    ``optimiser.update(phases)``, with
     ``phases[k]`` the phase that step i of schedule k belongs to (None once
     schedule k has finished); the number of steps is that of the longest
     schedule (:func:`lagtheory.schedules.step_plan`). A non-finite loss of a
@@ -62,7 +79,7 @@ def descend(
         if not allow_non_finite and not np.all(np.isfinite(loss[running])):
             raise ValueError(f"the loss is not finite at step {step}: the step sizes are too large for this run")
         losses.append(loss)
-        update(phases)
+        optimiser.update(phases)
     return np.array(losses)
 
 
@@ -138,6 +155,7 @@ class TorchGroupOptimiser:
                 seen.add(id(tensor))
             groups.append({"params": tensors, "lr": 0.0})
         self.kind = kind
+        self.handed = False  # whether backward has handed over the gradients of the current step
         if kind == "sgd":
             self.optimiser: torch.optim.Optimizer = torch.optim.SGD(groups, lr=0.0, foreach=False)
         else:
@@ -160,9 +178,13 @@ class TorchGroupOptimiser:
                 tensor.grad = None
         for tensor, grad in zip(trained, gradients, strict=True):
             tensor.grad = torch.zeros_like(tensor) if grad is None else grad
+        self.handed = True
 
     def update(self, phases: Sequence[Phase | None]) -> None:
         """One optimiser step with each schedule's phase's step sizes; frozen groups are skipped."""
+        if not self.handed:
+            raise ValueError("backward must be called before update")
+        self.handed = False
         rates = [rate for phase in phases for rate in _rates(phase)]
         for group, rate in zip(self.optimiser.param_groups, rates, strict=True):
             group["lr"] = rate
@@ -171,3 +193,66 @@ class TorchGroupOptimiser:
                     tensor.grad = None
         self.optimiser.step()
         self.optimiser.zero_grad(set_to_none=True)
+
+
+@dataclass
+class Trajectory:
+    """Per-step record of a run: row 0 is the initial point, row i the point after step i.
+
+    ``horizon[i]`` is the exact recognition horizon (largest H with every string of
+    length <= H right, capped at ``max_length``) and ``recognises[i]`` whether every
+    string up to ``max_length`` is right.
+    """
+
+    theta: NDArray[np.float64]
+    u: NDArray[np.float64]
+    loss: NDArray[np.float64]
+    horizon: NDArray[np.int64]
+    recognises: NDArray[np.bool_]
+    phase_of_step: list[str] = field(default_factory=list)
+
+    @property
+    def t(self) -> NDArray[np.float64]:
+        """T = theta_b - theta_a along the run."""
+        return self.theta[:, 1] - self.theta[:, 0]
+
+
+class TrajectoryRecorder:
+    """Collects the points of a run (parameters, loss, exact recognition verdict) into a
+    :class:`Trajectory`; shared by the population runs of :mod:`lagtheory.population_gd` and the
+    mini-batch runs of :mod:`lagtheory.sampled`."""
+
+    def __init__(self, max_length: int, scaling: str) -> None:
+        check_scaling(scaling)
+        self.max_length, self.scaling = check_max_length(max_length), scaling
+        self.thetas: list[NDArray[np.float64]] = []
+        self.us: list[NDArray[np.float64]] = []
+        self.losses: list[float] = []
+        self.horizons: list[int] = []
+        self.verdicts: list[bool] = []
+
+    def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float) -> None:
+        """Add one point (the start, then the point after each step). ``theta`` and ``u`` are finite
+        float64 vectors of length 2 (not checked: the runs check their starting point, and the steps
+        keep it finite)."""
+        verdict = recognition_trusted(theta, u, self.max_length, self.scaling)
+        self.thetas.append(np.array(theta, dtype=np.float64))
+        self.us.append(np.array(u, dtype=np.float64))
+        self.losses.append(loss)
+        self.horizons.append(verdict.horizon)
+        self.verdicts.append(verdict.recognises)
+
+    def trajectory(self, phases: list[Phase]) -> Trajectory:
+        """The recorded run of the schedule ``phases``: one point per step and the start; the phase
+        of each step is read from the schedule's step plan (:func:`lagtheory.schedules.step_plan`)."""
+        plan = step_plan([phases])
+        if len(self.thetas) != len(plan) + 1:
+            raise ValueError(f"{len(self.thetas)} points were recorded for a schedule of {len(plan)} steps")
+        return Trajectory(
+            theta=np.array(self.thetas),
+            u=np.array(self.us),
+            loss=np.array(self.losses),
+            horizon=np.array(self.horizons, dtype=np.int64),
+            recognises=np.array(self.verdicts),
+            phase_of_step=[step[0].group for step in plan],  # type: ignore[union-attr]  # one schedule: never None
+        )

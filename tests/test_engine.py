@@ -53,7 +53,7 @@ def _quadratic_run(name: str, kind: str = "sgd"):
         optimiser.backward(loss, phases)
         return np.array([loss.item()])
 
-    losses = descend([make_schedule(name, SETTINGS)], gradient, optimiser.update)
+    losses = descend([make_schedule(name, SETTINGS)], gradient, optimiser)
     return attention.detach().numpy(), output.detach().numpy(), snapshots, losses
 
 
@@ -120,14 +120,32 @@ def test_numpy_gradient_descent_matches_the_closed_form():
         optimiser.set_gradients([[x - 1.0]], [[y + 3.0]])
         return np.array([0.0])
 
-    descend([[Phase(3, 0.5, 0.0), Phase(2, 0.0, 0.25)]], gradient, optimiser.update)
+    descend([[Phase(3, 0.5, 0.0), Phase(2, 0.0, 0.25)]], gradient, optimiser)
     np.testing.assert_allclose(x, [_expected(v, 1.0, 0.5, 3) for v in (2.0, 0.0)])
     np.testing.assert_allclose(y, [_expected(1.0, -3.0, 0.25, 2)])
 
 
 def test_descend_rejects_a_non_finite_loss():
     with pytest.raises(ValueError, match="not finite at step 0"):
-        descend([[Phase(2, 1.0, 1.0)]], lambda step, phases: np.array([np.nan]), lambda phases: None)
+        descend([[Phase(2, 1.0, 1.0)]], lambda step, phases: np.array([np.nan]), NumpyGradientDescent([[]], [[]]))
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_an_update_without_handed_gradients_is_refused(kind):
+    """The loop's contract: the oracle hands the step's gradients to the optimiser before the update."""
+    x = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    y = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    if kind == "numpy":
+        optimiser = NumpyGradientDescent([[np.zeros(2)]], [[np.zeros(1)]])
+    else:
+        optimiser = TorchGroupOptimiser([[x]], [[y]])
+    with pytest.raises(ValueError, match="before update"):
+        descend([[Phase(1, 1.0, 1.0)]], lambda step, phases: np.array([0.0]), optimiser)
+    if kind == "torch":  # after one handed step, a second step without one is refused again
+        optimiser.backward((x**2).sum() + (y**2).sum(), (Phase(1, 1.0, 1.0),))
+        optimiser.update((Phase(1, 1.0, 1.0),))
+        with pytest.raises(ValueError, match="before update"):
+            optimiser.update((Phase(1, 1.0, 1.0),))
 
 
 def test_optimiser_rejects_shared_tensors_and_unknown_kinds():

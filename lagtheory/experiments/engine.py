@@ -148,7 +148,8 @@ class CellResult:
     distances ``attention_moved`` and ``output_moved`` of each group from its
     initial value; ``metrics`` name -> (rows, seeds, ...) the task's test
     metrics of the trained parameters; ``final`` name -> (rows, seeds, ...)
-    the trained parameters.
+    the trained parameters; ``phases`` each row's schedule as run (the phases that
+    :func:`lagtheory.schedules.make_schedule` built from its name and configuration).
     """
 
     schedules: tuple[str, ...]
@@ -158,6 +159,7 @@ class CellResult:
     metrics: dict[str, NDArray]
     final: dict[str, NDArray[np.float64]]
     configs: tuple[TrainingConfig, ...] = ()
+    phases: tuple[tuple[Phase, ...], ...] = ()
 
     def index(self, schedule: str) -> int:
         """The row of ``schedule`` in the arrays (the first, if several rows share it)."""
@@ -168,7 +170,7 @@ class CellResult:
         rows = list(rows)
         if not rows or any(not 0 <= k < len(self.schedules) for k in rows):
             raise ValueError(f"rows must be a non-empty list of row indices below {len(self.schedules)}, got {rows!r}")
-        steps = max(total_steps(self.schedules[k], self.configs[k]) for k in rows) if self.configs else None
+        steps = max(sum(phase.steps for phase in self.phases[k]) for k in rows) if self.phases else None
         return CellResult(
             schedules=tuple(self.schedules[k] for k in rows),
             seeds=self.seeds,
@@ -177,12 +179,8 @@ class CellResult:
             metrics={key: value[rows] for key, value in self.metrics.items()},
             final={key: value[rows] for key, value in self.final.items()},
             configs=tuple(self.configs[k] for k in rows) if self.configs else (),
+            phases=tuple(self.phases[k] for k in rows) if self.phases else (),
         )
-
-
-def total_steps(schedule: str, config: TrainingConfig) -> int:
-    """The number of steps the schedule takes under ``config``."""
-    return sum(phase.steps for phase in make_schedule(schedule, config))
 
 
 def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
@@ -354,7 +352,7 @@ def run_rows(
             progress(1)
         return values
 
-    losses = descend(phases, gradient, optimiser.update, allow_non_finite=True)  # (steps, rows, seeds)
+    losses = descend(phases, gradient, optimiser, allow_non_finite=True)  # (steps, rows, seeds)
     losses = np.moveaxis(losses, 0, -1)
     losses[~np.isfinite(losses)] = np.nan
     final = {name: value.cpu() for name, value in stacked(True, everything).items()}
@@ -372,4 +370,5 @@ def run_rows(
         metrics=metrics,
         final={name: value.numpy().copy() for name, value in final.items()},
         configs=tuple(configs),
+        phases=tuple(tuple(schedule) for schedule in phases),
     )
