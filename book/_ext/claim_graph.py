@@ -27,6 +27,7 @@ links by ``claim_links``), and the citation edges, and returns SVG markup;
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
@@ -229,16 +230,17 @@ TIKZ_PREAMBLE = r"""\setlength{\claimmapunit}{\dimexpr\linewidth/%(width)d\relax
 
 
 def _hex(colour: str) -> str:
+    """'#f3d9fa' -> 'F3D9FA' (xcolor's HTML model)."""
     return colour.lstrip("#").upper()
 
 
-def render_tikz(graph_nodes: list[GraphNode], edges: list[tuple[str, str]], escape) -> str:
-    """The claim map as a LaTeX ``tikzpicture``, from the same layout as :func:`render_svg`.
+def render_tikz(graph_nodes: list[GraphNode], edges: list[tuple[str, str]], escape: Callable[[str], str]) -> str:
+    r"""The claim map as a LaTeX ``tikzpicture``, from the same layout as :func:`render_svg`.
 
     Here each node's ``href``, ``column_href`` and each check's link are LaTeX labels (``doc:label``);
     a statement's number and title, a band's title and each check's square link to them.
     ``escape`` makes plain text safe for LaTeX (Sphinx's ``texescape.escape``). One drawing unit
-    (a pixel of the SVG) is ``\\claimmapunit`` (booklayout.sty): the drawing is as wide as the
+    (a pixel of the SVG) is ``\claimmapunit`` (booklayout.sty): the drawing is as wide as the
     text, or 0.8 of the text's height where that is smaller; the type has fixed sizes.
     """
     boxes, bands, width, height = layout(graph_nodes)
