@@ -18,7 +18,10 @@ and the chapter that line belongs to (read from the ``.tex`` beside the log).
 
 TeX wraps its log at ``max_print_line`` (79) characters; :func:`unwrap` joins
 such lines back before matching, so a warning split over two lines is still
-found.
+found. A box's line number counts lines of the file TeX was reading: a box
+reported after the log opens the index (``(./<name>.ind``) or while it reads the
+table of contents (``(./<name>.toc`` up to ``\tf@toc``) is placed there, not in
+the chapter that the same line number of the ``.tex`` file belongs to.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Overfull:
     kind: str
     points: float
     line: int | None
+    part: str = ""  # "index" or "table of contents" when TeX was reading that file, else ""
 
 
 @dataclass(frozen=True)
@@ -74,10 +78,21 @@ def unwrap(log: str, width: int = WRAP) -> str:
 
 def overfull_boxes(log: str) -> list[Overfull]:
     """Every overfull box the (unwrapped) log reports."""
+    text = unwrap(log)
+    index = re.search(r"\(\./[^\s()]+\.ind\b", text)
+    contents = []  # (start, end) of each stretch in which TeX reads the table of contents
+    for m in re.finditer(r"\(\./[^\s()]+\.toc\b", text):
+        end = text.find("\\tf@toc", m.end())
+        contents.append((m.start(), end if end >= 0 else len(text)))
     boxes = []
-    for m in OVERFULL.finditer(unwrap(log)):
+    for m in OVERFULL.finditer(text):
         line = m["first"] or m["at"]
-        boxes.append(Overfull(m["kind"], float(m["points"]), int(line) if line else None))
+        part = ""
+        if index and m.start() > index.start():
+            part = "index"
+        elif any(start < m.start() < end for start, end in contents):
+            part = "table of contents"
+        boxes.append(Overfull(m["kind"], float(m["points"]), int(line) if line else None, part))
     return boxes
 
 
@@ -130,7 +145,8 @@ def report(log: str, tex: str, max_points: float) -> tuple[list[str], bool]:
         f"undefined references: {len(undefined)} ({len({u.name for u in undefined})} distinct)",
     ]
     for b in sorted(wide, key=lambda b: -b.points):
-        lines.append(f"  overfull \\{b.kind}box {b.points:.1f} pt at .tex line {b.line or '?'} {where(b.line, starts)}")
+        place = f"{b.part}, line {b.line or '?'}" if b.part else f".tex line {b.line or '?'} {where(b.line, starts)}"
+        lines.append(f"  overfull \\{b.kind}box {b.points:.1f} pt at {place}")
     for u in undefined:
         lines.append(f"  undefined {u.what} {u.name!r} at .tex line {u.line or '?'} {where(u.line, starts)}")
     return lines, not wide and not undefined

@@ -297,3 +297,32 @@ def test_the_pdf_links_references_to_exercises(source):
         r'As <a class="reference internal" href="repro.html#ex-one"><span class="std std-numref">Exercise 4\.1</span></a> asks',
         html,
     )
+
+
+def test_the_pdf_draws_the_claim_map(source):
+    """The PDF had only the claim map's table; claim_graph.render_tikz draws the HTML's layout as a
+    TikZ picture whose statement names and check squares link to labels that exist in the PDF."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    picture = tex[tex.index(r"\begin{tikzpicture}") : tex.index(r"\end{tikzpicture}")]
+    targets = re.findall(r"\\hyperref\[\\detokenize\{([^}]+)\}\]", picture)
+    assert {"one:lem-small", "two:thm-big", "one::doc", "two::doc"} <= set(targets)
+    assert len([t for t in targets if "check" in t]) == 5  # lem-small: 2 cells, thm-big: 3 (one shared)
+    for target in set(targets):  # every link of the drawing goes somewhere in the PDF (sphinx-proof
+        # writes its labels without \detokenize)
+        assert rf"\label{{\detokenize{{{target}}}}}" in tex or rf"\label{{{target}}}" in tex, target
+    assert picture.count(r"\draw[-stealth") == 1  # the proof of thm-big cites lem-small
+    assert "The claim map. Box colours" in tex  # the legend, as text
+    html = (build(source, "html") / "map.html").read_text()
+    assert "<svg" in html and "tikzpicture" not in html
+
+
+def test_the_pdf_sets_generated_tables_with_their_widths(source):
+    """A table built by table_frame was an automatic tabulary in LaTeX (a column narrower than
+    "Proposition", no page breaks); latex_layout sets it as a longtable with its widths."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert tex.count(r"\begin{longtable}{\X{40}{100}\X{20}{100}\X{40}{100}}") == 3  # {chapter-checks}
+    assert r"\begin{longtable}{\X{30}{100}\X{16}{100}\X{36}{100}\X{18}{100}}" in tex  # the claim table
+    html = (build(source, "html") / "one.html").read_text()
+    assert "colwidths-given" not in html and "longtable" not in html  # the HTML as before

@@ -67,3 +67,25 @@ def test_bad_arguments_are_named(tmp_path):
     (tmp_path / "x.log").write_text("")
     with pytest.raises(SystemExit):
         P.main([str(tmp_path / "x.log"), "--max-overfull-pt", "-1"])
+
+
+def test_boxes_in_the_index_and_contents_are_not_placed_in_a_chapter():
+    """A box's line number counts lines of the file TeX is reading: the general index's boxes
+    (lines of lagtheory.ind) were reported as book/setting's and book/intro's .tex lines."""
+    log = "\n".join(
+        [
+            "(./lagtheory.toc [1]",
+            "Overfull \\vbox (20.0pt too high) has occurred while \\output is active []",
+            ") \\tf@toc=\\write6",
+            "Overfull \\hbox (9.0pt too wide) in paragraph at lines 5--6",
+            "(./lagtheory.ind",
+            "Overfull \\hbox (95.6pt too wide) in paragraph at lines 2--4",
+        ]
+    )
+    boxes = P.overfull_boxes(log)
+    assert [(b.points, b.part) for b in boxes] == [(20.0, "table of contents"), (9.0, ""), (95.6, "index")]
+    lines, ok = P.report(log, TEX, max_points=3.0)
+    assert not ok
+    assert any("95.6 pt at index, line 2" in line for line in lines)
+    assert any("9.0 pt at .tex line 5 book/verdict" in line for line in lines)
+    assert not any("95.6" in line and "book/" in line for line in lines)

@@ -1,8 +1,10 @@
-"""The claim map as an inline SVG: one band per chapter, one linked box per statement.
+"""The claim map as an inline SVG (HTML) or a TikZ picture (PDF): one band per chapter, one
+linked box per statement.
 
 Pure layout and drawing (no Sphinx): :func:`render_svg` takes the statements in
 reading order, each with its link, status and check cells (already resolved to
-links by ``claim_links``), and the citation edges, and returns SVG markup.
+links by ``claim_links``), and the citation edges, and returns SVG markup;
+:func:`render_tikz` draws the same layout (:func:`layout`, :func:`_edge_curves`) for LaTeX.
 
 * Chapters are horizontal bands, top to bottom in reading order, each headed by
   the chapter's number and title (a link to the chapter); a band holds its
@@ -25,6 +27,7 @@ links by ``claim_links``), and the citation edges, and returns SVG markup.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
@@ -120,8 +123,12 @@ def _spread(count: int, index: int) -> float:
     return NODE_WIDTH * (index + 1) / (count + 1)
 
 
-def _edge_paths(boxes: dict[str, _Box], edges: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    """(cited, citing, SVG path) for each edge between two drawn statements."""
+Point = tuple[float, float]
+
+
+def _edge_curves(boxes: dict[str, _Box], edges: list[tuple[str, str]]) -> list[tuple[str, str, tuple[Point, ...]]]:
+    """(cited, citing, (start, control 1, control 2, end)) of the cubic curve of each edge between
+    two drawn statements, in the drawing's coordinates (y downwards)."""
     drawn = [(a, b) for a, b in edges if a in boxes and b in boxes]
     down = [
         (a, b) for a, b in drawn if (boxes[a].y, boxes[a].x) != (boxes[b].y, boxes[b].x) and boxes[a].y < boxes[b].y
@@ -135,7 +142,7 @@ def _edge_paths(boxes: dict[str, _Box], edges: list[tuple[str, str]]) -> list[tu
         targets.sort(key=lambda t: boxes[t].centre)
     for sources in entering.values():
         sources.sort(key=lambda s: boxes[s].centre)
-    paths = []
+    curves = []
     for a, b in drawn:
         p, q = boxes[a], boxes[b]
         if (a, b) in down:
@@ -143,19 +150,25 @@ def _edge_paths(boxes: dict[str, _Box], edges: list[tuple[str, str]]) -> list[tu
             x2 = q.x + _spread(len(entering[b]), entering[b].index(a))
             y1, y2 = p.bottom, q.y - 1
             dy = max(18.0, (y2 - y1) / 2)
-            path = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + dy:.1f} {x2:.1f},{y2 - dy:.1f} {x2:.1f},{y2:.1f}"
+            curve = ((x1, y1), (x1, y1 + dy), (x2, y2 - dy), (x2, y2))
         elif p.y == q.y:  # one row of one chapter: an arc over the row
             x1 = p.x + NODE_WIDTH * (0.75 if p.x < q.x else 0.25)
             x2 = q.x + NODE_WIDTH * (0.25 if p.x < q.x else 0.75)
             top = p.y - ARC_ROOM + 4
-            path = f"M{x1:.1f},{p.y:.1f} C{x1:.1f},{top:.1f} {x2:.1f},{top:.1f} {x2:.1f},{q.y - 1:.1f}"
+            curve = ((x1, p.y), (x1, top), (x2, top), (x2, q.y - 1))
         else:  # a citation upwards (a later statement cited earlier): from the top of one to the bottom of the other
             x1, x2 = p.centre, q.centre
             y1, y2 = p.y, q.bottom + 1
             dy = max(18.0, (y1 - y2) / 2)
-            path = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 - dy:.1f} {x2:.1f},{y2 + dy:.1f} {x2:.1f},{y2:.1f}"
-        paths.append((a, b, path))
-    return paths
+            curve = ((x1, y1), (x1, y1 - dy), (x2, y2 + dy), (x2, y2))
+        curves.append((a, b, curve))
+    return curves
+
+
+def _svg_path(curve: tuple[Point, ...]) -> str:
+    """The SVG path of a cubic curve (start, control 1, control 2, end)."""
+    (x1, y1), (c1x, c1y), (c2x, c2y), (x2, y2) = curve
+    return f"M{x1:.1f},{y1:.1f} C{c1x:.1f},{c1y:.1f} {c2x:.1f},{c2y:.1f} {x2:.1f},{y2:.1f}"
 
 
 def _short(title: str, room: int = TITLE_CHARACTERS) -> str:
@@ -179,9 +192,9 @@ def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> st
             f'fill="#343a40">{escape(title)}</text>'
         )
         out.append(f'<a href="{escape(href)}">{text}</a>' if href else text)
-    for cited, citing, path in _edge_paths(boxes, edges):
+    for cited, citing, curve in _edge_curves(boxes, edges):
         out.append(
-            f'<path class="claim-edge" d="{path}" fill="none" stroke="#555" stroke-opacity="0.6" stroke-width="1.3" '
+            f'<path class="claim-edge" d="{_svg_path(curve)}" fill="none" stroke="#555" stroke-opacity="0.6" stroke-width="1.3" '
             f'marker-end="url(#claim-arrow)"><title>{escape(boxes[cited].node.name)} is cited by the proof of '
             f"{escape(boxes[citing].node.name)}</title></path>"
         )
@@ -207,4 +220,72 @@ def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> st
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{CHIP}" height="{CHIP}" rx="2" fill="{CHIP_FILL[kind]}"/></a>'
             )
     out.append("</svg>")
+    return "\n".join(out)
+
+
+TIKZ_PREAMBLE = r"""\setlength{\claimmapunit}{\dimexpr\linewidth/%(width)d\relax}%%
+\ifdim\dimexpr\claimmapunit*%(height)d\relax>0.8\textheight
+  \setlength{\claimmapunit}{\dimexpr0.8\textheight/%(height)d\relax}%%
+\fi"""
+
+
+def _hex(colour: str) -> str:
+    """'#f3d9fa' -> 'F3D9FA' (xcolor's HTML model)."""
+    return colour.lstrip("#").upper()
+
+
+def render_tikz(graph_nodes: list[GraphNode], edges: list[tuple[str, str]], escape: Callable[[str], str]) -> str:
+    r"""The claim map as a LaTeX ``tikzpicture``, from the same layout as :func:`render_svg`.
+
+    Here each node's ``href``, ``column_href`` and each check's link are LaTeX labels (``doc:label``);
+    a statement's number and title, a band's title and each check's square link to them.
+    ``escape`` makes plain text safe for LaTeX (Sphinx's ``texescape.escape``). One drawing unit
+    (a pixel of the SVG) is ``\claimmapunit`` (booklayout.sty): the drawing is as wide as the
+    text, or 0.8 of the text's height where that is smaller; the type has fixed sizes.
+    """
+    boxes, bands, width, height = layout(graph_nodes)
+
+    def link(target: str, text: str) -> str:
+        return rf"\hyperref[\detokenize{{{target}}}]{{{text}}}" if target else text
+
+    out = [r"\begingroup\centering", TIKZ_PREAMBLE % {"width": round(width), "height": round(height)}]
+    for status in FILL:
+        out.append(rf"\definecolor{{claimfill{status}}}{{HTML}}{{{_hex(FILL[status])}}}%")
+        out.append(rf"\definecolor{{claimstroke{status}}}{{HTML}}{{{_hex(STROKE[status])}}}%")
+    for kind, colour in CHIP_FILL.items():
+        out.append(rf"\definecolor{{claimchip{kind}}}{{HTML}}{{{_hex(colour)}}}%")
+    out.append(r"\begin{tikzpicture}[x=\claimmapunit, y=-\claimmapunit]")
+    for title, target, y in bands:
+        out.append(
+            rf"\node[anchor=base west, inner sep=0pt, font=\bfseries\small] at ({MARGIN}, {y + 14:.1f}) "
+            rf"{{{link(target, escape(title))}}};"
+        )
+    for _, _, curve in _edge_curves(boxes, edges):
+        (x1, y1), (c1x, c1y), (c2x, c2y), (x2, y2) = curve
+        out.append(
+            rf"\draw[-stealth, draw=black!67, draw opacity=0.6, line width=0.7pt] ({x1:.1f}, {y1:.1f}) "
+            rf".. controls ({c1x:.1f}, {c1y:.1f}) and ({c2x:.1f}, {c2y:.1f}) .. ({x2:.1f}, {y2:.1f});"
+        )
+    for box in boxes.values():
+        node = box.node
+        out.append(
+            rf"\draw[fill=claimfill{node.status}, draw=claimstroke{node.status}, line width=0.9pt, "
+            rf"rounded corners=3pt] ({box.x:.1f}, {box.y:.1f}) rectangle ({box.x + NODE_WIDTH:.1f}, {box.bottom:.1f});"
+        )
+        out.append(
+            rf"\node[anchor=base, inner sep=0pt, font=\bfseries\footnotesize] at ({box.centre:.1f}, {box.y + 16:.1f}) "
+            rf"{{{link(node.href, escape(node.name))}}};"
+        )
+        if node.title:
+            out.append(
+                rf"\node[anchor=base, inner sep=0pt, font=\fontsize{{6.5}}{{7.5}}\selectfont] at "
+                rf"({box.centre:.1f}, {box.y + 31:.1f}) {{{link(node.href, escape(_short(node.title)))}}};"
+            )
+        for i, (kind, target, _) in enumerate(node.checks):
+            row, col = divmod(i, CHIPS_PER_ROW)
+            x = box.x + 7 + col * (CHIP + CHIP_GAP)
+            y = box.y + 38 + row * (CHIP + CHIP_GAP)
+            chip = rf"\textcolor{{claimchip{kind}}}{{\rule{{{CHIP}\claimmapunit}}{{{CHIP}\claimmapunit}}}}"
+            out.append(rf"\node[anchor=north west, inner sep=0pt] at ({x:.1f}, {y:.1f}) {{{link(target, chip)}}};")
+    out.append(r"\end{tikzpicture}\par\endgroup")
     return "\n".join(out)

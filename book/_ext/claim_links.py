@@ -13,7 +13,8 @@ and, on every page,
 * provides the directive ``{claim-map}`` (the claim-map page): the graph of
   statements as an inline SVG whose nodes link to the statements and whose
   chips link to the check cells, coloured by check status, with its legend
-  below it, and the same as a table (the table alone in the PDF);
+  below it, and the same as a table; in the PDF the graph is a TikZ drawing of the
+  same layout (``claim_graph.render_tikz``) with its legend as a paragraph;
 * provides the directive ``{chapter-checks}`` (each chapter's "What this chapter
   verified"): a table, generated from the check markers, of the page's statements
   and experiments with links to every cell that checks them, so the closing list
@@ -29,11 +30,12 @@ import hashlib
 import re
 from pathlib import Path
 
-from claim_graph import GraphNode, render_svg
+from claim_graph import GraphNode, render_svg, render_tikz
 from claims import CERTIFIED, CHECK_KINDS, CheckCell, ClaimMap, Statement, read_claims
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
+from sphinx.util import texescape
 from sphinx.util.nodes import make_refnode
 from table_frame import table_frame
 
@@ -355,13 +357,22 @@ def _chapter_checks_table(app: Sphinx, fromdocname: str, page: str) -> nodes.tab
     return table
 
 
-def _claim_graph_html(app: Sphinx, fromdocname: str, statements: list[Statement]) -> str:
-    claims = _claims(app)
+def _graph_nodes(app: Sphinx, fromdocname: str, statements: list[Statement]) -> list[GraphNode]:
+    """The statements as the claim map draws them. Links are page-relative URIs in HTML, and
+    LaTeX labels (``doc:anchor``, ``doc::doc`` for a chapter) in the PDF."""
+    latex = app.builder.format == "latex"
 
     def uri(docname: str, anchor: str) -> str:
+        if latex:
+            return f"{docname}:{anchor}"
         if docname == fromdocname:
             return f"#{anchor}"
         return f"{app.builder.get_relative_uri(fromdocname, docname)}#{anchor}"
+
+    def chapter_uri(docname: str) -> str:
+        if latex:
+            return f"{docname}::doc"
+        return app.builder.get_relative_uri(fromdocname, docname) if docname != fromdocname else "#"
 
     graph_nodes = []
     for s in statements:
@@ -372,7 +383,7 @@ def _claim_graph_html(app: Sphinx, fromdocname: str, statements: list[Statement]
                 name=_statement_number(app, s.label),
                 title=_plain_title(s.title),
                 column=_chapter(app, docname),
-                column_href=app.builder.get_relative_uri(fromdocname, docname) if docname != fromdocname else "#",
+                column_href=chapter_uri(docname),
                 status=STATUS_CLASS[s.status],
                 href=uri(docname, s.label),
                 checks=[
@@ -385,7 +396,16 @@ def _claim_graph_html(app: Sphinx, fromdocname: str, statements: list[Statement]
                 ],
             )
         )
-    return render_svg(graph_nodes, claims.edges())
+    return graph_nodes
+
+
+LATEX_LEGEND = (
+    "The claim map. Box colours: purple, certified at its instances (ball arithmetic) and checked; "
+    "green, checked by sympy and numeric runs; orange, numeric only; blue, sympy only; grey, no check "
+    "(a definition). Each small square under a statement's name is one check cell (blue sympy, "
+    "orange numeric, purple certified); an arrow runs from a result to each statement whose proof "
+    "cites it. Each name, title and square is a link."
+)
 
 
 LEGEND = """<div class="claim-legend" aria-hidden="false">
@@ -415,8 +435,12 @@ def fill_placeholders(app: Sphinx, doctree: nodes.document, fromdocname: str) ->
         statements = _ordered_statements(app)
         content: list[nodes.Node] = []
         if app.builder.format == "html":
-            svg = _claim_graph_html(app, fromdocname, statements)
+            svg = render_svg(_graph_nodes(app, fromdocname, statements), claims.edges())
             content.append(nodes.raw("", f'<div class="claim-graph">{svg}</div>\n{LEGEND}', format="html"))
+        elif app.builder.format == "latex":
+            tikz = render_tikz(_graph_nodes(app, fromdocname, statements), claims.edges(), texescape.escape)
+            content.append(nodes.raw("", tikz, format="latex"))
+            content.append(nodes.paragraph("", "", nodes.emphasis("", LATEX_LEGEND)))
         content.append(_claim_table(app, fromdocname, statements))
         node.replace_self(content)
     for node in list(doctree.findall(chapter_checks)):

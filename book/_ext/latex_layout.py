@@ -9,7 +9,12 @@ sphinx-exercise labels an exercise in LaTeX as ``exercise:<label>`` only, so a `
 ``{numref}`` to an exercise (Sphinx writes ``\hyperref[<doc>:<label>]{Exercise \ref{...}}``)
 is undefined in the PDF. Here such a reference is written as a link to ``exercise:<label>``
 with the exercise's number as text, as the HTML shows it.
-The HTML is left as sphinx-proof and sphinx-exercise write it.
+The tables the book's directives build (``table_frame``: the claim map's table, each chapter's
+"What this chapter verified" table, the environment table) carry relative column widths;
+Sphinx's LaTeX writer uses them only for a table marked ``colwidths-given``, and otherwise
+sets an automatic ``tabulary`` that squeezes a column below its longest word ("Proposition")
+and cannot break across pages. Here, for LaTeX only, such a table is marked so, and set as
+a ``longtable``. The HTML is left as sphinx-proof, sphinx-exercise and ``table_frame`` write it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx_proof.nodes import proof_node
+from table_frame import FRAMED
 
 PREFIX = "Proof. "
 
@@ -56,8 +62,19 @@ def link_exercise_references(app: Sphinx, doctree: nodes.document, fromdocname: 
         reference.replace_self(nodes.raw("", rf"\hyperref[exercise:{target}]{{{text}}}", format="latex"))
 
 
+def widths_for_framed_tables(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """Set each table built by ``table_frame`` with its column widths, as a longtable (see the
+    module docstring)."""
+    if app.builder.format != "latex":
+        return
+    for table in doctree.findall(nodes.table):
+        if FRAMED in table["classes"]:
+            table["classes"] += [c for c in ("colwidths-given", "longtable") if c not in table["classes"]]
+
+
 def setup(app: Sphinx):
     """Register the LaTeX layout with Sphinx."""
     app.connect("doctree-resolved", title_proofs)
     app.connect("doctree-resolved", link_exercise_references)
+    app.connect("doctree-resolved", widths_for_framed_tables)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

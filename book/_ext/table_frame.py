@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from docutils import nodes
 
+FRAMED = "framed-table"
+"""The class of every table built here (book/_ext/latex_layout.py sets them with their widths in the PDF)."""
+
 
 def table_frame(headers: list[str], widths: list[int], classes: list[str]) -> tuple[nodes.table, nodes.tbody]:
     """A table with the given header row and relative column widths; returns the table and
     its (empty) body, to which the caller appends rows."""
     if len(widths) != len(headers):
         raise ValueError(f"widths must give one width per header ({len(headers)}), got {len(widths)}")
-    table = nodes.table(classes=classes)
+    table = nodes.table(classes=[*classes, FRAMED])
     group = nodes.tgroup(cols=len(headers))
     table += group
     for width in widths:
