@@ -105,12 +105,12 @@ def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
 
 def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float = 1e-12) -> float:
     """G_F of book Proposition prop-first (c): dL/ds = -(w / 2) G_F for the language FIRST with
-    a position-1 score s, at theta = 0, s = 0 and the output layer ``u`` (balanced classes):
+    a position-1 score s, at theta = 0, s = 0 and the output layer ``u`` (balanced classes)::
 
         G_F = E_(n, j)[ log(n) (n - 1) / n^2 ( sigma(-f_+) (1 - j / (n - 1)) + sigma(f_-) j / (n - 1) ) ],
 
     with n ~ ``lengths``, j ~ Bin(n - 1, 1/2) the number of b's after position 1, and
-    f_+ = u_a + w (1 + j) / n, f_- = u_a + w j / n the outputs of the positive (first
+    ``f_+ = u_a + w (1 + j) / n``, ``f_- = u_a + w j / n`` the outputs of the positive (first
     letter b) and of the negative (first letter a) at uniform attention. Terms with n = 1
     are 0. The bracket is at most 1 and (n - 1) / n^2 <= 1/4, so the truncation error is at
     most E[log n; n > N] / 4 <= ``tol``. The data distribution here is FIRST's (balanced

@@ -478,7 +478,7 @@ def power_law_tail_terms(
     thm-tail-expansion expands (power-law lengths pi(n) = n^(-s)/zeta(s), s > 2, length scaling):
     E_+[Phi(n, k); n >= first] for Phi = l(f) = log(1 + e^(-f)), sigma(-f)(1 - p), sigma(-f) p and
     sigma(-f) p (1 - p) log n, with p = k n^t / (k n^t + n - k) and f = u_a + (u_b - u_a) p;
-    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths first..``last`` are
+    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths ``first`` to ``last`` are
     summed in balls; the rest is added as [0, bound]: with f in [min u, max u], the first three
     terms are at most l(min u), 1, 1 and the fourth at most log n, and for n > L
     sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L (log n <= log L + n/L)."""

@@ -3,7 +3,7 @@
 The model sees a string only through its token counts (``ShallowTransformer.forward_counts``),
 so the population loss of book eq. (eq-population-loss), truncated at a length N, is a
 weighted sum over count vectors: :func:`population_table` builds the table and
-:func:`lagtheory.sampled.batch_loss` evaluates it (with the exact log(1 + e^x)), so that
+:func:`lagtheory.sampled.batch_loss` evaluates it (with the exact log(1 + e^x)), so that::
 
     batch_loss(model, *population_table(n, k, weight, prior))
 

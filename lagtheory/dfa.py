@@ -1,4 +1,4 @@
-"""Deterministic finite automata, the machines behind the book's languages ({prf:ref}`def-language`).
+"""Deterministic finite automata, the machines behind the book's languages (:prf:ref:`def-language`).
 
 A DFA is A = (Q, Sigma, delta, q0, F) with a *total* transition function
 delta: Q x Sigma -> Q. Its extended transition function is
@@ -43,18 +43,33 @@ def _distinct_tuple(values: Iterable[Hashable], name: str) -> tuple[Hashable, ..
 class DFA:
     """A complete deterministic finite automaton (Q, Sigma, delta, q0, F).
 
-    Arguments (keyword only):
-        states: the finite, non-empty state set Q, in the order used for
-            display and for numbering states in transformations.
-        alphabet: the finite, non-empty alphabet Sigma, in the order used
-            for breadth-first searches (so shortest words are found in
-            length-lexicographic order). A str such as ``"ab"`` is read one
-            character per symbol.
-        transitions: a mapping (state, symbol) -> state defining delta on
-            every pair of ``states x alphabet``.
-        start: the start state q0 (an element of ``states``).
-        accepting: the accepting set F (a subset of ``states``, may be empty).
+    Parameters
+    ----------
+    states : iterable of hashable
+        The finite, non-empty state set Q, in the order used for display and
+        for numbering states in transformations. Keyword only, as are the others.
+    alphabet : iterable of hashable or str
+        The finite, non-empty alphabet Sigma, in the order used for
+        breadth-first searches (so shortest words are found in
+        length-lexicographic order). A str such as ``"ab"`` is read one
+        character per symbol.
+    transitions : mapping
+        ``(state, symbol) -> state``, defining delta on every pair of
+        ``states x alphabet``.
+    start : hashable
+        The start state q0 (an element of ``states``).
+    accepting : iterable of hashable
+        The accepting set F (a subset of ``states``, may be empty).
 
+    Raises
+    ------
+    ValueError
+        Invalid data, naming the argument.
+    TypeError
+        Wrong types, naming the argument.
+
+    Notes
+    -----
     Invalid data raise ValueError naming the argument (TypeError for wrong
     types). The object is immutable: ``transitions`` is stored as a
     read-only mapping and ``accepting`` as a frozenset. Equality is
@@ -222,7 +237,7 @@ class DFA:
 
         The two automata must have the same set of symbols (ValueError naming
         ``other`` otherwise). The languages differ iff some reachable pair of
-        states (delta*(q0, w), delta'*(q0', w)) disagrees on acceptance.
+        states ``(delta*(q0, w), delta'*(q0', w))`` disagrees on acceptance.
         """
         if not isinstance(other, DFA):
             raise TypeError(f"other must be a DFA, got {type(other).__name__}")

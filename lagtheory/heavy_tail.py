@@ -17,7 +17,7 @@ m(n) is replaced by a function m~(x) of a real x, analytic in x:
 
 Then sum_{n > N0} pi(n) m~(n) is an integral over x (lem-midpoint-sum in n), computed by
 Gauss-Legendre quadrature in log x. Every step has an explicit error bound from the
-analyticity of Phi on the strip |Im z| <= min(pi/2, pi/|w|) (lem-strip) and Cauchy's
+analyticity of Phi on the strip ``|Im z| <= min(pi/2, pi/|w|)`` (lem-strip) and Cauchy's
 estimates; :func:`tail_expansion` adds them up, chooses N0 (and A or J) so that the sum
 is at most the tolerance, and returns the tail and that bound.
 
@@ -25,7 +25,7 @@ What depends on the count law (the surrogate m~, its sizes A or J, the inner bou
 disks of the outer bound) is one :class:`CountTail` per law, found by :func:`count_tail`
 (a ``functools.singledispatch`` function: a new count law registers its own pieces, and a
 law without pieces has no expansion). A plan that would evaluate more than
-``MAX_EVALUATIONS`` per-string terms (a narrow strip, |u_b - u_a| large) is refused with
+``MAX_EVALUATIONS`` per-string terms (a narrow strip, ``|u_b - u_a|`` large) is refused with
 :class:`ExpansionTooCostly` before anything is allocated.
 """
 
@@ -65,7 +65,7 @@ class ExpansionTooCostly(ValueError):
 
 
 def strip_half_width(w: float) -> float:
-    """R = min(pi/2, pi/|w|): the per-string terms are analytic on |Im z| <= r (lem-strip)."""
+    """R = ``min(pi/2, pi/|w|)``: the per-string terms are analytic on ``|Im z| <= r`` (lem-strip)."""
     return math.pi / 2 if abs(w) <= 2 else math.pi / abs(w)
 
 
@@ -179,7 +179,7 @@ class CountTail:
         raise NotImplementedError
 
     def inner_bound(self, problem: _Problem, N0: int, size: int) -> tuple[float, float]:
-        """Bound on sum_{n > N0} pi(n) |m(n) - m~(n)|: (without s(n), with s(n) = log n)."""
+        """Bound on ``sum_{n > N0} pi(n) |m(n) - m~(n)|``: (without s(n), with s(n) = log n)."""
         raise NotImplementedError
 
     def disk(self, problem: _Problem, size: int) -> tuple[float, float]:
@@ -188,7 +188,7 @@ class CountTail:
         raise NotImplementedError
 
     def disk_bound(self, problem: _Problem, size: int, y: float) -> float:
-        """K with |m~| <= M K |s| on the disks, |xi| >= y."""
+        """K with ``|m~| <= M K |s|`` on the disks, ``|xi| >= y``."""
         raise NotImplementedError
 
 

@@ -1,7 +1,7 @@
 """Length distributions pi on {1, 2, ...} with unbounded support.
 
 Each distribution knows its exact probability mass function and two proven
-tail bounds (book eq. eq-tail-bound):
+tail bounds (book eq. eq-tail-bound)::
 
     T0(N) >= P(n > N)             (mass beyond the truncation length N)
     T1(N) >= E[log n ; n > N]     (log-weighted mass beyond N; the attention

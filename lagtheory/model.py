@@ -330,16 +330,29 @@ def initialise(
 ) -> ShallowTransformer:
     """Set the parameters in place and return ``model``; attention (``theta``, ``s``) is set to 0.
 
-    ``kind``:
-    * ``"zero"``: every parameter 0;
-    * ``"symmetric"``: linear readout, all ``u_v`` equal to one N(0, scale^2)
-      draw (``u_a = u_b``); ReLU readout, neurons in pairs ``(2j, 2j+1)`` with
-      equal N(0, scale^2) rows of ``V`` and entries of ``b`` and opposite
-      output weights ``a_(2j+1) = -a_(2j)`` (``hidden`` must be even). The
-      first attention gradient is then exactly 0 (Theorem 6(a));
-    * ``"random"``: the readout i.i.d. N(0, scale^2).
-    ``scale`` is a finite number > 0 (unused for ``"zero"``); ``generator`` a
-    ``torch.Generator`` for reproducible draws.
+    Parameters
+    ----------
+    model : ShallowTransformer
+        The model to initialise.
+    kind : {"zero", "symmetric", "random"}
+        How the readout is drawn:
+
+        * ``"zero"``: every parameter 0;
+        * ``"symmetric"``: linear readout, all ``u_v`` equal to one N(0, scale^2)
+          draw (``u_a = u_b``); ReLU readout, neurons in pairs ``(2j, 2j+1)`` with
+          equal N(0, scale^2) rows of ``V`` and entries of ``b`` and opposite
+          output weights ``a_(2j+1) = -a_(2j)`` (``hidden`` must be even). The
+          first attention gradient is then exactly 0 (Theorem 6(a));
+        * ``"random"``: the readout i.i.d. N(0, scale^2).
+    scale : float, optional
+        A finite number > 0, the standard deviation of the draws (unused for ``"zero"``).
+    generator : torch.Generator, optional
+        For reproducible draws.
+
+    Returns
+    -------
+    ShallowTransformer
+        ``model``, initialised in place.
     """
     if not isinstance(model, ShallowTransformer):
         raise TypeError(f"model must be a ShallowTransformer, got {type(model).__name__}")

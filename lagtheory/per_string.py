@@ -11,7 +11,7 @@ A positive string with log-odds z has output f = u_a (1 - p) + u_b p and contrib
 to the expectations over positives. ``z`` may be real (with z = -inf for no b and
 z = +inf for all b's) or complex (the tail expansion evaluates the terms on circles in the
 complex plane, book thm-tail-expansion); every function here is analytic on the strip
-|Im z| <= min(pi/2, pi/|u_b - u_a|) (book lem-strip).
+``|Im z| <= min(pi/2, pi/|u_b - u_a|)`` (book lem-strip).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from scipy.special import expit
 
 
 def sigmoid(z: NDArray) -> NDArray:
-    """sigma(z) = 1 / (1 + e^(-z)) for real or complex z (complex: |Im z| < pi/2, any Re z)."""
+    """sigma(z) = 1 / (1 + e^(-z)) for real or complex z (complex: ``|Im z| < pi/2``, any Re z)."""
     if not np.iscomplexobj(z):
         return expit(z)
     out = np.empty_like(z)
@@ -34,7 +34,7 @@ def sigmoid(z: NDArray) -> NDArray:
 
 
 def softplus(x: NDArray) -> NDArray:
-    """log(1 + e^x), stable for large |Re x|; complex x needs |Im x| < pi/2 (principal branch)."""
+    """log(1 + e^x), stable for large ``|Re x|``; complex x needs ``|Im x| < pi/2`` (principal branch)."""
     if not np.iscomplexobj(x):
         return np.logaddexp(0.0, x)
     out = np.empty_like(x)

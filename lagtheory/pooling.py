@@ -12,7 +12,7 @@ and, for unscaled softmax,
 
 Both are logistic functions of a log-odds, ``p = expit(z)`` with
 ``z = log k - log(n - k) + t log n`` (resp. ``+ t``), which is how they are
-computed here: finite and warning-free for n up to 1e18 and |t| up to 1e3.
+computed here: finite and warning-free for n up to 1e18 and ``|t|`` up to 1e3.
 """
 
 from __future__ import annotations

@@ -72,9 +72,9 @@ def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
     """Truncation length N for which every truncated term of (eq-population-loss) and its
     gradients is at most ``data.tol`` (book eq. eq-tail-bound).
 
-    Per positive string: the loss is at most softplus(max|u|) (|f| <= max|u| since f is a
-    convex combination of u_a and u_b); each |d/du| term is at most 1; the d/dt term is
-    at most |w| log(n) / 4 since p (1 - p) <= 1/4.
+    Per positive string: the loss is at most ``softplus(max|u|)`` (``|f| <= max|u|`` since f is a
+    convex combination of u_a and u_b); each ``|d/du|`` term is at most 1; the d/dt term is
+    at most ``|w| log(n) / 4`` since ``p (1 - p) <= 1/4``.
     """
     prior, tol = data.prior, data.tol
     per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))

@@ -143,10 +143,10 @@ def run_sampled(
     strings drawn from the data distribution ``data`` (:class:`~lagtheory.data.Data`) with
     ``numpy.random.default_rng(seed)``.
 
-    Returns a :class:`~lagtheory.schedules.Trajectory`: row 0 is the initial point,
+    Returns a :class:`~lagtheory.population_gd.Trajectory`: row 0 is the initial point,
     row i the point after step i; ``loss[i]`` is the mini-batch loss at point i on the
     batch whose gradient makes step i + 1 (the last row gets one extra evaluation
-    batch); ``horizon`` and ``recognises`` are exact (:func:`lagtheory.recognition`,
+    batch); ``horizon`` and ``recognises`` are exact (:func:`lagtheory.exact_recognition.recognition`,
     all lengths up to ``max_length``).
     """
     check_phases(phases)

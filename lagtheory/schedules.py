@@ -39,7 +39,7 @@ import numpy as np
 from ._validation import check_integer, check_positive
 
 ACCOUNTINGS = ("total", "joint")
-"""How the step budget T is counted: every schedule takes T steps in all ("total"),
+"""How the step budget T is counted; every schedule takes T steps in all ("total"),
 or the last phase of every schedule takes T steps, after its warm-up ("joint")."""
 
 TWO_TIMESCALE_PREFIX = "two-timescale-"
@@ -55,6 +55,7 @@ SCHEDULE_NAMES: tuple[str, ...] = (
 )
 """The schedules the experiments compare (any ``two-timescale-r`` with r > 0 is accepted too)."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
+"""The schedules of the theory chapters only (one group trained, the other frozen)."""
 
 
 def _check_step_size(value: object, name: str) -> float:
@@ -82,7 +83,7 @@ class Phase:
 
     @property
     def group(self) -> str:
-        """The groups this phase trains: "output", "attention" or "joint"."""
+        """The groups this phase trains; "output", "attention" or "joint"."""
         if self.attention_lr == 0:
             return "output"
         return "attention" if self.output_lr == 0 else "joint"

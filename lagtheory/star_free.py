@@ -1,4 +1,4 @@
-"""Star-freeness certificates by Schutzenberger's theorem ({prf:ref}`def-language`).
+"""Star-freeness certificates by Schutzenberger's theorem (:prf:ref:`def-language`).
 
 Schutzenberger (1965): a regular language L is star-free (built from finite
 sets by Boolean operations and concatenation, without Kleene star) iff its
@@ -30,14 +30,15 @@ DEFAULT_MAX_MONOID_SIZE = 100_000
 class TransitionMonoid:
     """The transition monoid of a DFA: maps q -> delta*(q, w) on the DFA's states.
 
-    Attributes:
-        states: the DFA's states; a transformation x maps ``states[i]`` to
-            ``states[x[i]]``.
-        elements: the distinct transformations, in breadth-first order of
-            their shortest words; ``elements[0]`` is the identity.
-        words: for each element, its shortest word (length-lexicographic in
-            alphabet order).
-
+    Attributes
+    ----------
+    states : tuple
+        The DFA's states; a transformation x maps ``states[i]`` to ``states[x[i]]``.
+    elements : tuple of tuple of int
+        The distinct transformations, in breadth-first order of their shortest
+        words; ``elements[0]`` is the identity.
+    words : tuple of tuple
+        For each element, its shortest word (length-lexicographic in alphabet order).
     """
 
     states: tuple[State, ...]
@@ -110,19 +111,22 @@ def _format_word(word: tuple[Symbol, ...]) -> str:
 class StarFreeCertificate:
     """The verdict of Schutzenberger's test on a regular language, with its evidence.
 
-    Attributes:
-        star_free: whether the syntactic monoid is aperiodic (``bool(cert)``
-            is this value).
-        monoid_size: the number of elements of the syntactic monoid
-            (identity included).
-        aperiodicity_index: when star-free, the least k >= 0 with
-            x^k = x^(k+1) for every element x (0 only for the trivial monoid,
-            i.e. for the empty language and Sigma*); otherwise None.
-        witness: when not star-free, the shortest word (length-lexicographic)
-            whose map x satisfies x^k != x^(k+1) for every k; otherwise None.
-        period: when not star-free, the period p >= 2 of the witness, the
-            least p >= 1 with x^(m+p) = x^m for some m; otherwise None.
-
+    Attributes
+    ----------
+    star_free : bool
+        Whether the syntactic monoid is aperiodic (``bool(cert)`` is this value).
+    monoid_size : int
+        The number of elements of the syntactic monoid (identity included).
+    aperiodicity_index : int or None
+        When star-free, the least k >= 0 with ``x^k = x^(k+1)`` for every
+        element x (0 only for the trivial monoid, i.e. for the empty language
+        and Sigma*); otherwise None.
+    witness : tuple or None
+        When not star-free, the shortest word (length-lexicographic) whose map
+        x satisfies ``x^k != x^(k+1)`` for every k; otherwise None.
+    period : int or None
+        When not star-free, the period p >= 2 of the witness, the least p >= 1
+        with ``x^(m+p) = x^m`` for some m; otherwise None.
     """
 
     star_free: bool

@@ -105,7 +105,7 @@ class LanguageTask:
 
     @property
     def position_scores(self) -> int:
-        """How many first positions carry their own learned attention score: 1 with the marker, else
+        """How many first positions carry their own learned attention score; 1 with the marker, else
         ``learned_positions``."""
         return 1 if self.first_position_marker else self.learned_positions
 
@@ -191,5 +191,5 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
         ),
     }
 )
-"""The tasks of the chapter: six star-free language tasks (the last two add distractors, and learned
+"""The tasks of the chapter; six star-free language tasks (the last two add distractors, and learned
 positional information) and the non-star-free control PARITY."""

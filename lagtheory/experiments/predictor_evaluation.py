@@ -56,9 +56,9 @@ OUTPUT = Path("book/data/predictor_exploratory.json")
 PREDICTIONS = Path("book/data/predictor_predictions.json")
 RESAMPLES = 4000
 VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
-"""Readout scales of the validation cells: between the grid's (0.05, 0.5, 2) and beyond it (10)."""
+"""Readout scales of the validation cells; between the grid's (0.05, 0.5, 2) and beyond it (10)."""
 VALIDATION_RATIOS = (0.5, 2.0, 30.0)
-"""Attention/output step-size ratios of the validation cells: between the grid's (0.5, 2) and beyond it (30)."""
+"""Attention/output step-size ratios of the validation cells; between the grid's (0.5, 2) and beyond it (30)."""
 
 
 def lag_helps(joint_only: int, lag_only: int, p_value: float) -> bool:

@@ -29,7 +29,7 @@ END = "<!-- registered section: end -->"
 SEEDS_PER_CELL = 100
 """Paired seeds per confirmatory cell (the page's power calculation, :mod:`lagtheory.experiments.power`)."""
 CONFIRMATORY_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_000 + SEEDS_PER_CELL))
-"""The fresh seeds of the confirmatory runs: no earlier run has used them."""
+"""The fresh seeds of the confirmatory runs; no earlier run has used them."""
 EXPLORATORY_SEEDS: tuple[int, ...] = tuple(range(30))
 """The seeds of the exploratory records, on which best-vs-best tuning is done."""
 CONFIRMATORY_LEVELS: Mapping[str, str] = {
@@ -47,7 +47,7 @@ WINDOW_SHARE = 0.9
 """A grid rate is inside a schedule's step-size window when at least this share of the seeds succeed there."""
 ALPHA = 0.05
 FAILURE_MARGIN = 0.1
-"""Equivalence margin of the binary outcomes: the discordance rate, which bounds the difference of the two
+"""Equivalence margin of the binary outcomes; the discordance rate, which bounds the difference of the two
 failure (or recognition) rates, below 0.1."""
 
 
