@@ -1,5 +1,5 @@
 """Distributions kappa(k | n) of the number k >= 1 of b's in a positive string
-of length n (book eq. eq-population-loss). The b's sit at uniform positions;
+of length n (:eq:`eq-population-loss`). The b's sit at uniform positions;
 the model only sees the counts, so kappa is all the population needs."""
 
 from __future__ import annotations

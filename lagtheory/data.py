@@ -1,9 +1,9 @@
-"""The data distribution D of book Definition def-data, as one checked value.
+"""The data distribution D of :prf:ref:`def-data`, as one checked value.
 
 D draws a label y = +1 with probability ``prior`` (1/2 in the theorems), else y = -1; a
 length n ~ pi (``lengths``); a negative is a^n; a positive has k ~ kappa(. | n) b's
-(``positives``). The population sums of (eq-population-loss) are truncated at the smallest
-length whose proven tail bound (eq-tail-bound) makes their error at most ``tol``, and the
+(``positives``). The population sums of :eq:`eq-population-loss` are truncated at the smallest
+length whose proven tail bound :eq:`eq-tail-bound` makes their error at most ``tol``, and the
 sampler of :mod:`lagtheory.sampled` draws lengths within total variation ``tol`` of pi.
 
 Every function that sums or samples D (:func:`lagtheory.population`,
@@ -28,7 +28,7 @@ _ONE_B = OneB()
 
 @dataclass(frozen=True)
 class Data:
-    """The data distribution D of def-data and the tolerance of its sums.
+    """The data distribution D of :prf:ref:`def-data` and the tolerance of its sums.
 
     ``lengths``: the length law pi, a LengthDistribution (``Geometric(mean)``,
     ``PowerLaw(exponent)``); ``positives``: the law kappa of the number of b's of a positive,

@@ -2,10 +2,10 @@
 readout, for every string up to a length N (N up to 1e18), without sampling.
 
 The model sees a string only through its length n and its count k of b's
-(book eq. eq-pooled-weight), and f = c + w p(n, k; t) (eq-readout). So:
+(:eq:`eq-pooled-weight`), and f = c + w p(n, k; t) :eq:`eq-readout`. So:
 
 * every negative a^n has f = u_a: all are right iff u_a < 0;
-* for w > 0, f increases with k (Lemma lem-pooling), so the worst positive of
+* for w > 0, f increases with k (:prf:ref:`lem-pooling`), so the worst positive of
   length n is a^(n-1) b (k = 1); for w <= 0, the worst is b^n (k = n), where f = u_b;
 * along k = 1, p(n, 1; t) = 1 / (1 + (n - 1) s(n)^(-t))  with s(n) = n (log
   scaling) or e (no scaling). The odds factor g(n) = (n - 1) n^(-t) increases on
@@ -14,7 +14,7 @@ The model sees a string only through its length n and its count k of b's
   (decreasing, then increasing) in n, and the set of misclassified one-b
   lengths is an interval, found by bisection.
 
-``f = 0`` counts as an error (book Definition def-recognition). The sign of f
+``f = 0`` counts as an error (:prf:ref:`def-recognition`). The sign of f
 is computed in float64: at an exact mathematical tie (f = 0, e.g. t = 0 and
 u_b / (-u_a) a whole number) rounding decides, so parameters within about
 1e-15 (relative) of a tie are not reliably classified.
@@ -71,13 +71,13 @@ def _word(n: int, k: int) -> str:
 
 
 def _one_b_log_odds(n: int, t: float, scaling: str) -> float:
-    """The log-odds z of p(n, 1; t) (eq-pooled-weight), without argument checks."""
+    """The log-odds z of p(n, 1; t) :eq:`eq-pooled-weight`, without argument checks."""
     base, scale = log_odds_parts(float(n), 1.0, scaling)
     return float(base + t * scale)
 
 
 def _one_b_pooled(n: int, t: float, scaling: str) -> tuple[float, float]:
-    """(1 - p, p) with p = p(n, 1; t) from the log-odds (eq-pooled-weight), without argument checks."""
+    """(1 - p, p) with p = p(n, 1; t) from the log-odds :eq:`eq-pooled-weight`, without argument checks."""
     z = _one_b_log_odds(n, t, scaling)
     return float(expit(-z)), float(expit(z))
 
@@ -90,7 +90,7 @@ def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> fl
 
 def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "log") -> int:
     """The length n* at which the weight p(n, 1; t) on the single b of a^(n-1) b is smallest
-    (book Theorem thm-three-phase, phase 3; the worst positive of thm-threshold (b)).
+    (:prf:ref:`thm-three-phase`, phase 3; the worst positive of :prf:ref:`thm-threshold` (b)).
 
     Along k = 1 the odds g(n) = (n - 1) n^(-t) of a against b have
     g'(n) = n^(-t-1) (t - (t - 1) n): for t > 1 (length scaling) they increase up
@@ -129,7 +129,7 @@ def _worst_one_b_length(t: float, max_length: int | None, scaling: str) -> int:
 
 
 def horizon_at_t0(u: ArrayLike) -> int:
-    """The recognition horizon N(0, u) at t = 0, book eq. (eq-horizon), in exact rational arithmetic.
+    """The recognition horizon N(0, u) at t = 0, :eq:`eq-horizon`, in exact rational arithmetic.
 
     At t = 0 the string a^(n-1) b has f = u_a + w / n, right iff n - 1 < R = u_b / (-u_a);
     so N(0, u) = 0 if u_a >= 0 (every negative is wrong) and max(0, ceil(R)) otherwise,
@@ -158,7 +158,7 @@ def _first_bad(lo: int, hi: int, is_bad) -> int:
 
 def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12, scaling: str = "log") -> Recognition:
     """Decide exactly whether the model (theta, u) classifies every string of
-    length 1..max_length correctly for CONTAINS_B (book Definition def-recognition).
+    length 1..max_length correctly for CONTAINS_B (:prf:ref:`def-recognition`).
 
     ``theta``, ``u``: length-2 vectors ordered (a, b); ``max_length``: a whole
     number >= 1 (up to 1e18); ``scaling``: "log" or "none".

@@ -1,8 +1,8 @@
 """Population sums over power-law lengths with the tail as an integral (book
-thm-tail-expansion, lem-strip, lem-midpoint-sum).
+:prf:ref:`thm-tail-expansion`, :prf:ref:`lem-strip`, :prf:ref:`lem-midpoint-sum`).
 
 A positive of length n with k b's has log-odds z = log k - log(n - k) + t s(n)
-(eq-pooled-weight) and contributes h(k; n) = Phi(z) (times s(n) for the attention
+:eq:`eq-pooled-weight` and contributes h(k; n) = Phi(z) (times s(n) for the attention
 gradient), Phi one of the per-string terms of :mod:`lagtheory.per_string`. The
 expectation over positives is sum_n pi(n) m(n) with m(n) = sum_k kappa(k | n) h(k; n).
 
@@ -11,13 +11,13 @@ m(n) is replaced by a function m~(x) of a real x, analytic in x:
 
 * one b:       m~(x) = h(1; x) (equal to m(n) at every n);
 * uniform k:   m~(x) = (1/x) [sum_{k<=A} h(k; x) + sum_{j<=A} h(x - j; x) + integral of h
-               over [A + 1/2, x - A - 1/2] + a difference correction]  (lem-midpoint-sum in k);
+               over [A + 1/2, x - A - 1/2] + a difference correction]  (:prf:ref:`lem-midpoint-sum` in k);
 * binomial k:  m~(x) = the Taylor polynomial of h(.; x) at k = q x, of degree J - 1,
                averaged against the binomial central moments, and the condition k >= 1.
 
-Then sum_{n > N0} pi(n) m~(n) is an integral over x (lem-midpoint-sum in n), computed by
+Then sum_{n > N0} pi(n) m~(n) is an integral over x (:prf:ref:`lem-midpoint-sum` in n), computed by
 Gauss-Legendre quadrature in log x. Every step has an explicit error bound from the
-analyticity of Phi on the strip ``|Im z| <= min(pi/2, pi/|w|)`` (lem-strip) and Cauchy's
+analyticity of Phi on the strip ``|Im z| <= min(pi/2, pi/|w|)`` (:prf:ref:`lem-strip`) and Cauchy's
 estimates; :func:`tail_expansion` adds them up, chooses N0 (and A or J) so that the sum
 is at most the tolerance, and returns the tail and that bound.
 
@@ -65,12 +65,12 @@ class ExpansionTooCostly(ValueError):
 
 
 def strip_half_width(w: float) -> float:
-    """R = ``min(pi/2, pi/|w|)``: the per-string terms are analytic on ``|Im z| <= r`` (lem-strip)."""
+    """R = ``min(pi/2, pi/|w|)``: the per-string terms are analytic on ``|Im z| <= r`` (:prf:ref:`lem-strip`)."""
     return math.pi / 2 if abs(w) <= 2 else math.pi / abs(w)
 
 
 def string_bounds(u_a: float, u_b: float) -> NDArray[np.float64]:
-    """Bounds on the strip of lem-strip for the four per-string terms (loss, d/du_a, d/du_b, d/dt):
+    """Bounds on the strip of :prf:ref:`lem-strip` for the four per-string terms (loss, d/du_a, d/du_b, d/dt):
     softplus(-min(u_a, u_b)) + pi/2 for the loss, 1 for the others."""
     return np.array([float(softplus(np.float64(-min(u_a, u_b)))) + math.pi / 2, 1.0, 1.0, 1.0])
 
@@ -161,7 +161,7 @@ def _terms(z: NDArray, x: NDArray, problem: _Problem) -> NDArray:
 
 
 class CountTail:
-    """The count law's pieces of thm-tail-expansion. ``size`` is A (uniform counts), J
+    """The count law's pieces of :prf:ref:`thm-tail-expansion`. ``size`` is A (uniform counts), J
     (binomial counts) or 0 (one b). Every bound is per unit of the string bound M."""
 
     def sizes(self, N0: int) -> tuple[int, ...]:
@@ -194,7 +194,7 @@ class CountTail:
 
 @singledispatch
 def count_tail(counts: CountDistribution) -> CountTail | None:
-    """The pieces of thm-tail-expansion for the count law ``counts``; None (no expansion) for a
+    """The pieces of :prf:ref:`thm-tail-expansion` for the count law ``counts``; None (no expansion) for a
     law that registers none."""
     return None
 
@@ -222,7 +222,7 @@ class _OneBTail(CountTail):
 
 
 class _UniformTail(CountTail):
-    """Uniform counts: lem-midpoint-sum in k, A terms summed at each end."""
+    """Uniform counts: :prf:ref:`lem-midpoint-sum` in k, A terms summed at each end."""
 
     def sizes(self, N0):
         return tuple(A for A in (4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192) if 2 * A + 2 < N0 / 2)
@@ -378,7 +378,7 @@ def _outer_geometry(problem: _Problem, N0: int, size: int) -> tuple[float, float
 
 
 def _outer_bound(problem: _Problem, N0: int, rho1: float, phi: float, K: float) -> tuple[float, float]:
-    """lem-midpoint-sum in n with Cauchy's estimates on D(y, rho1 y): per unit of M, (plain, log)."""
+    """:prf:ref:`lem-midpoint-sum` in n with Cauchy's estimates on D(y, rho1 y): per unit of M, (plain, log)."""
     s, zeta_s = problem.lengths.exponent, problem.lengths.normaliser
     front = K * (1 - rho1) ** -s / zeta_s  # |f(xi)| <= front y^-s M Sbar(y) on D(y, rho1 y)
     log_offset = math.log1p(rho1) + phi  # |log xi| <= log y + log(1 + rho1) + phi
@@ -436,7 +436,7 @@ def tail_expansion(
     budget_log: float,
     max_terms: float = math.inf,
 ) -> TailExpansion | None:
-    """The expectations over positives of length > N0 (thm-tail-expansion) with a proven error
+    """The expectations over positives of length > N0 (:prf:ref:`thm-tail-expansion`) with a proven error
     bound of at most ``budget_plain`` times the string bound M for the loss and the d/du terms
     and at most ``budget_log`` for the d/dt term (its s(n) included); N0 the smallest candidate
     for which the bound fits and whose exact part visits fewer than ``max_terms`` strings. None when
@@ -501,7 +501,7 @@ def _nodes(N0: int, edges: NDArray) -> tuple[NDArray, NDArray]:
 
 def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float], int]:
     """The tail: GL in v = log x over the panels of ``edges`` plus the difference correction at
-    N0 (lem-midpoint-sum in n); and the bound on the numerical error inside m~ at the nodes."""
+    N0 (:prf:ref:`lem-midpoint-sum` in n); and the bound on the numerical error inside m~ at the nodes."""
     x, weights = _nodes(N0, edges)
     surrogate, error, cost = problem.pieces.surrogate(x, problem, size)
     pmf = problem.lengths.density(x)

@@ -1,7 +1,7 @@
 """Length distributions pi on {1, 2, ...} with unbounded support.
 
 Each distribution knows its exact probability mass function and two proven
-tail bounds (book eq. eq-tail-bound)::
+tail bounds (:eq:`eq-tail-bound`)::
 
     T0(N) >= P(n > N)             (mass beyond the truncation length N)
     T1(N) >= E[log n ; n > N]     (log-weighted mass beyond N; the attention
@@ -34,7 +34,7 @@ class LengthDistribution(ABC):
     """A distribution of string lengths on {1, 2, ...}.
 
     ``expandable``: whether the population sums over this law have the tail expansion of
-    thm-tail-expansion (:mod:`lagtheory.heavy_tail`; power laws only).
+    :prf:ref:`thm-tail-expansion` (:mod:`lagtheory.heavy_tail`; power laws only).
     """
 
     expandable: ClassVar[bool] = False
@@ -85,7 +85,7 @@ class LengthDistribution(ABC):
 
     def sample_support(self, tol: float) -> int | None:
         """The largest length :meth:`sample` draws at tolerance ``tol``: the smallest N with
-        P(n > N) <= ``tol`` by the proven tail bound (the mass condition of eq-tail-bound);
+        P(n > N) <= ``tol`` by the proven tail bound (the mass condition of :eq:`eq-tail-bound`);
         None where the draws are exact and unbounded (the geometric law)."""
         return self.truncation_length(tol, math.inf)
 
@@ -129,7 +129,7 @@ def _support_cdf(law: LengthDistribution, N: int) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class Geometric(LengthDistribution):
-    """Geometric lengths with the given mean (book eq. eq-geometric):
+    """Geometric lengths with the given mean (:eq:`eq-geometric`):
 
         pi(n) = q (1 - q)^(n - 1),  n >= 1,  q = 1 / mean.
 
@@ -185,7 +185,7 @@ class Geometric(LengthDistribution):
 
 @dataclass(frozen=True)
 class PowerLaw(LengthDistribution):
-    """Power-law (zeta) lengths with exponent s > 1 (book eq. eq-power-law):
+    """Power-law (zeta) lengths with exponent s > 1 (:eq:`eq-power-law`):
 
         pi(n) = n^(-s) / zeta(s),  n >= 1.
 
@@ -219,7 +219,7 @@ class PowerLaw(LengthDistribution):
 
     def density(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """x^(-s) / zeta(s) at real x >= 1 (not checked): pi(n) continued to real lengths, the
-        integrand of the tail expansion (thm-tail-expansion)."""
+        integrand of the tail expansion (:prf:ref:`thm-tail-expansion`)."""
         return np.exp(-self.exponent * np.log(x)) / self.normaliser
 
     def tail_mass_bound(self, N: int) -> float:

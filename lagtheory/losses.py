@@ -1,4 +1,4 @@
-"""The logistic loss of the book (eq. eq-population-loss), exact in torch.
+"""The logistic loss of the book (:eq:`eq-population-loss`), exact in torch.
 
 ``softplus(x) = log(1 + e^x)`` is computed as ``logaddexp(0, x)``, exact to
 rounding for every x; torch's own ``softplus`` returns x itself above x = 20
@@ -17,5 +17,5 @@ def softplus(x: torch.Tensor) -> torch.Tensor:
 
 
 def logistic_loss(margins: torch.Tensor) -> torch.Tensor:
-    """``l(z) = log(1 + e^(-z))`` of each margin ``z = y f``, elementwise (eq-population-loss)."""
+    """``l(z) = log(1 + e^(-z))`` of each margin ``z = y f``, elementwise :eq:`eq-population-loss`."""
     return softplus(-margins)

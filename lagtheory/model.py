@@ -5,11 +5,11 @@ b = 1) and one-hot embeddings ``e_v``. One attention layer with a fixed query
 gives the token ``v`` the score ``theta[v]``; with length scaling the weights
 of a string ``x_1..x_n`` are
 
-    alpha_i = n^theta[x_i] / sum_j n^theta[x_j]          (book eq. eq-attention)
+    alpha_i = n^theta[x_i] / sum_j n^theta[x_j]          (:eq:`eq-attention`)
 
 and without it ``alpha_i`` is proportional to ``exp(theta[x_i])`` (book eq.
-eq-unscaled). The pooled vector ``h = sum_i alpha_i e_(x_i)`` is a point of
-the simplex and the readout is linear, ``f = u . h`` (book eq. eq-readout), or
+:eq:`eq-unscaled`). The pooled vector ``h = sum_i alpha_i e_(x_i)`` is a point of
+the simplex and the readout is linear, ``f = u . h`` (:eq:`eq-readout`), or
 a one-hidden-layer ReLU network ``f = sum_j a_j relu(v_j . h + b_j)``.
 
 Positional marker (used for the language FIRST, statement ``prop-first``):
@@ -118,7 +118,7 @@ class ShallowTransformer(torch.nn.Module):
     # -- token strings ---------------------------------------------------
 
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The weights ``alpha_i`` of book eq. (eq-attention) (or eq-unscaled), shape (batch, L).
+        """The weights ``alpha_i`` of :eq:`eq-attention` (or :eq:`eq-unscaled`), shape (batch, L).
 
         ``tokens`` is a LongTensor (batch, L), ``mask`` a BoolTensor of the
         same shape, true on the real positions, which come first (padding to
@@ -146,7 +146,7 @@ class ShallowTransformer(torch.nn.Module):
         return empty.scatter_add(1, ids, alpha)
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The model output ``f(x)`` (book eq. eq-readout) for each string, shape (batch,);
+        """The model output ``f(x)`` (:eq:`eq-readout`) for each string, shape (batch,);
         ``tokens`` and ``mask`` as in ``attention_weights``."""
         return self._readout(self.pooled(tokens, mask))
 
@@ -185,11 +185,11 @@ class ShallowTransformer(torch.nn.Module):
     # -- shared pieces ---------------------------------------------------
 
     def _score_scale(self, lengths: torch.Tensor) -> torch.Tensor:
-        """The factor multiplying the scores: ``log n`` (eq-attention) or 1 (eq-unscaled)."""
+        """The factor multiplying the scores: ``log n`` :eq:`eq-attention` or 1 :eq:`eq-unscaled`."""
         return score_scale(lengths, self.scaling)
 
     def _readout(self, h: torch.Tensor) -> torch.Tensor:
-        """``f = u . h`` (eq-readout) or ``f = sum_j a_j relu(V_j . h + b_j)``; see the class docstring."""
+        """``f = u . h`` :eq:`eq-readout` or ``f = sum_j a_j relu(V_j . h + b_j)``; see the class docstring."""
         if self.readout == "linear":
             return linear_readout(self.u, h)
         return self._relu_neurons(h, slice(0, None, 2)) + self._relu_neurons(h, slice(1, None, 2))
@@ -254,7 +254,7 @@ class ShallowTransformer(torch.nn.Module):
 
 
 def score_scale(lengths: torch.Tensor, scaling: str) -> torch.Tensor:
-    """The factor multiplying the attention scores: ``log n`` (eq-attention) or 1 (eq-unscaled)."""
+    """The factor multiplying the attention scores: ``log n`` :eq:`eq-attention` or 1 :eq:`eq-unscaled`."""
     return torch.log(lengths) if scaling == "log" else torch.ones_like(lengths)
 
 
@@ -314,7 +314,7 @@ def pooled_with_prefix(
 
 
 def linear_readout(u: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """``f = u . h`` (eq-readout) evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
+    """``f = u . h`` :eq:`eq-readout` evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
     to ``h`` when all ``u_v`` are equal, see :class:`ShallowTransformer`); ``u`` (d,) with ``h``
     (batch, d), or ``u`` (..., d) with ``h`` (..., batch, d) for several models at once."""
     if u.ndim == 1:
@@ -390,7 +390,7 @@ def to_reduced(model: ShallowTransformer) -> tuple[float, float, float]:
     """The reduced coordinates ``(t, c, w) = (theta_b - theta_a, u_a, u_b - u_a)``.
 
     Defined for the two-token linear model without positional marker, where
-    ``f = c + w p(n, k; t)`` (book eq. eq-pooled-weight).
+    ``f = c + w p(n, k; t)`` (:eq:`eq-pooled-weight`).
     """
     if not isinstance(model, ShallowTransformer):
         raise TypeError(f"model must be a ShallowTransformer, got {type(model).__name__}")

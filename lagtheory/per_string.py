@@ -1,17 +1,17 @@
 """The per-string terms of the population sums as functions of the log-odds z of the
-pooled weight (book eq. eq-pooled-weight, p = sigma(z)).
+pooled weight (:eq:`eq-pooled-weight`, p = sigma(z)).
 
 A positive string with log-odds z has output f = u_a (1 - p) + u_b p and contributes
 
-    loss:    softplus(-f)                       (eq-population-loss)
-    d/du_a:  sigma(-f) (1 - p)   (times -prior)  (eq-grad-u)
-    d/du_b:  sigma(-f) p         (times -prior)  (eq-grad-u)
-    d/dt:    sigma(-f) p (1 - p) (times -prior w s(n))  (eq-grad-t)
+    loss:    softplus(-f)                       :eq:`eq-population-loss`
+    d/du_a:  sigma(-f) (1 - p)   (times -prior)  :eq:`eq-grad-u`
+    d/du_b:  sigma(-f) p         (times -prior)  :eq:`eq-grad-u`
+    d/dt:    sigma(-f) p (1 - p) (times -prior w s(n))  :eq:`eq-grad-t`
 
 to the expectations over positives. ``z`` may be real (with z = -inf for no b and
 z = +inf for all b's) or complex (the tail expansion evaluates the terms on circles in the
-complex plane, book thm-tail-expansion); every function here is analytic on the strip
-``|Im z| <= min(pi/2, pi/|u_b - u_a|)`` (book lem-strip).
+complex plane, book :prf:ref:`thm-tail-expansion`); every function here is analytic on the strip
+``|Im z| <= min(pi/2, pi/|u_b - u_a|)`` (book :prf:ref:`lem-strip`).
 """
 
 from __future__ import annotations

@@ -4,11 +4,11 @@ For a string of length ``n`` with ``k`` b's and attention difference
 ``t = theta_b - theta_a``, length-scaled attention gives every b the weight
 ``n**t / (k n**t + n - k)``, so the pooled vector is ``h = (1 - p, p)`` with
 
-    p(n, k; t) = k n^t / (k n^t + n - k)                      (book eq. eq-pooled-weight)
+    p(n, k; t) = k n^t / (k n^t + n - k)                      (:eq:`eq-pooled-weight`)
 
 and, for unscaled softmax,
 
-    p(n, k; t) = k e^t / (k e^t + n - k)                      (book eq. eq-unscaled).
+    p(n, k; t) = k e^t / (k e^t + n - k)                      (:eq:`eq-unscaled`).
 
 Both are logistic functions of a log-odds, ``p = expit(z)`` with
 ``z = log k - log(n - k) + t log n`` (resp. ``+ t``), which is how they are
@@ -30,7 +30,7 @@ def _score_scale(n: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
 
 
 def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64]:
-    """Log-odds ``z = log k - log(n - k) + t * s(n)`` of the pooled weight (eq-pooled-weight),
+    """Log-odds ``z = log k - log(n - k) + t * s(n)`` of the pooled weight :eq:`eq-pooled-weight`,
     with ``s(n) = log n`` for ``scaling="log"`` and ``1`` for ``"none"``.
 
     Equals -inf where k = 0 and +inf where k = n.
@@ -40,7 +40,7 @@ def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "lo
 
 
 def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
-    """Attention mass on the b's, ``p(n, k; t)`` of book eq. (eq-pooled-weight) / (eq-unscaled).
+    """Attention mass on the b's, ``p(n, k; t)`` of :eq:`eq-pooled-weight` / :eq:`eq-unscaled`.
 
     Parameters broadcast against each other. ``n`` are lengths (whole numbers
     >= 1), ``k`` counts of b (0 <= k <= n), ``t = theta_b - theta_a`` finite.
@@ -52,7 +52,7 @@ def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
 
 
 def pooled_weight_dt(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
-    """Derivative ``dp/dt = s(n) p (1 - p)`` of book eq. (eq-dp-dt), with ``s(n) = log n``
+    """Derivative ``dp/dt = s(n) p (1 - p)`` of :eq:`eq-dp-dt`, with ``s(n) = log n``
     (``scaling="log"``) or 1 (``"none"``); ``p (1 - p)`` is formed as
     ``expit(z) expit(-z)`` so it never cancels to a spurious 0 or goes negative."""
     n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
@@ -80,7 +80,7 @@ def _log_odds(
 
 
 def log_odds_parts(n: ArrayLike, k: ArrayLike, scaling: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The two parts of the log-odds ``z = base + t * scale`` (eq-pooled-weight): ``base = log k -
+    """The two parts of the log-odds ``z = base + t * scale`` :eq:`eq-pooled-weight`: ``base = log k -
     log(n - k)`` (-inf where k = 0, +inf where k = n) and ``scale = s(n)``. Trusted inner path:
     ``n`` (>= 1), ``k`` (0 <= k <= n) and ``scaling`` are not checked; the population sums cache
     both parts."""

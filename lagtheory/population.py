@@ -1,4 +1,4 @@
-"""The exact population loss of book eq. (eq-population-loss) and its gradients.
+"""The exact population loss of :eq:`eq-population-loss` and its gradients.
 
 Data: y = +1 with probability ``prior`` (1/2 in the theorems), y = -1 otherwise;
 a negative is a^n (pooled weight 0, so f = u_a whatever the length); a positive
@@ -6,18 +6,18 @@ has length n ~ pi and k ~ kappa(. | n) b's. With c = u_a, w = u_b - u_a,
 t = theta_b - theta_a and p = p(n, k; t):
 
     L = (1 - prior) softplus(u_a) + prior E_+[softplus(-(c + w p))]
-    dL/du_a = (1 - prior) sigma(u_a) - prior E_+[sigma(-f) (1 - p)]        (eq-grad-u)
-    dL/du_b = - prior E_+[sigma(-f) p]                                       (eq-grad-u)
-    dL/dt   = - prior w E_+[sigma(-f) s(n) p (1 - p)],  s(n) = log n        (eq-grad-t)
+    dL/du_a = (1 - prior) sigma(u_a) - prior E_+[sigma(-f) (1 - p)]        :eq:`eq-grad-u`
+    dL/du_b = - prior E_+[sigma(-f) p]                                       :eq:`eq-grad-u`
+    dL/dt   = - prior w E_+[sigma(-f) s(n) p (1 - p)],  s(n) = log n        :eq:`eq-grad-t`
     dL/dtheta = (-dL/dt, dL/dt)                   (softmax shift invariance)
 
 The data distribution (lengths, positives, prior, tol) is one :class:`lagtheory.data.Data`.
 The expectation over positives is summed exactly over lengths n <= N, with N
 the smallest length whose proven tail bound makes the truncation error of the
-loss and of every gradient component at most ``tol`` (``error_bound``, eq-tail-bound).
+loss and of every gradient component at most ``tol`` (``error_bound``, :eq:`eq-tail-bound`).
 For a power law whose N would make that sum long, the lengths n <= N0 are summed
 exactly and the rest is the tail expansion of :mod:`lagtheory.heavy_tail`
-(thm-tail-expansion), whose proven error bound is again at most ``tol``.
+(:prf:ref:`thm-tail-expansion`), whose proven error bound is again at most ``tol``.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ class Population:
     """Loss and gradients of the population objective at one (theta, u).
 
     ``truncation_length`` is the largest length summed term by term; ``tail`` says how the
-    lengths beyond it enter: "bounded" (left out, eq-tail-bound) or "expanded" (the integral
-    of thm-tail-expansion). Either way every output is within ``error_bound`` of its exact value.
+    lengths beyond it enter: "bounded" (left out, :eq:`eq-tail-bound`) or "expanded" (the integral
+    of :prf:ref:`thm-tail-expansion`). Either way every output is within ``error_bound`` of its exact value.
     """
 
     loss: float
@@ -69,8 +69,8 @@ TAIL_MODES = ("auto", "bounded", "expanded")
 
 
 def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
-    """Truncation length N for which every truncated term of (eq-population-loss) and its
-    gradients is at most ``data.tol`` (book eq. eq-tail-bound).
+    """Truncation length N for which every truncated term of :eq:`eq-population-loss` and its
+    gradients is at most ``data.tol`` (:eq:`eq-tail-bound`).
 
     Per positive string: the loss is at most ``softplus(max|u|)`` (``|f| <= max|u|`` since f is a
     convex combination of u_a and u_b); each ``|d/du|`` term is at most 1; the d/dt term is
@@ -91,7 +91,7 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
     (:class:`lagtheory.data.Data`: length law, count law of the positives, prior P(y = +1),
     and the tolerance ``data.tol`` that bounds the truncation error of every output);
     ``scaling`` "log" or "none"; ``tail`` how the lengths beyond the exact sum enter:
-    "bounded" (left out, eq-tail-bound), "expanded" (thm-tail-expansion, power laws only) or
+    "bounded" (left out, :eq:`eq-tail-bound`), "expanded" (:prf:ref:`thm-tail-expansion`, power laws only) or
     "auto" (expanded when the exact sum would visit more than 2e5 strings and the expansion
     reaches ``tol``, else bounded). An exact sum over more than ``MAX_TERMS`` strings, or an
     expansion over more than ``heavy_tail.MAX_EVALUATIONS`` per-string terms, is refused with

@@ -1,5 +1,5 @@
 """Full-batch gradient descent on the exact population loss (book eq.
-eq-population-loss) along a schedule of :mod:`lagtheory.schedules`, recording
+:eq:`eq-population-loss`) along a schedule of :mod:`lagtheory.schedules`, recording
 the trajectory with the exact recognition verdict after every step.
 
 The runs act in the original coordinates (theta, u): GD is not invariant
@@ -98,7 +98,7 @@ def run_schedule(
     max_length: int = 10**12,
 ) -> Trajectory:
     """Run the phases in order from (theta0, u0) by full-batch GD on the exact population
-    loss (eq-population-loss) over the data distribution ``data`` (:class:`lagtheory.data.Data`,
+    loss :eq:`eq-population-loss` over the data distribution ``data`` (:class:`lagtheory.data.Data`,
     whose ``tol`` bounds the error of every gradient); the module docstring says how."""
     theta = check_parameter_vector(theta0, "theta0").copy()
     u = check_parameter_vector(u0, "u0").copy()

@@ -121,7 +121,7 @@ def one_step(big_step: float, steps: int, lr: float) -> list[Phase]:
 
 
 def three_phase(eta1: float, eta2: float, steps3: int, lr3: float) -> list[Phase]:
-    """Theorem thm-three-phase: one output step (eta1), one attention step (eta2),
+    """:prf:ref:`thm-three-phase`: one output step (eta1), one attention step (eta2),
     then ``steps3`` output steps of size lr3 with theta frozen."""
     return [Phase(1, 0.0, eta1), Phase(1, eta2, 0.0), Phase(steps3, 0.0, lr3)]
 

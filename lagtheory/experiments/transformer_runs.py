@@ -8,7 +8,7 @@ Data: as in the language study (:mod:`lagtheory.experiments.language_runs`), the
 probability 1/2, the length uniform on the lengths 1..N0 (``max_train_length``) at which the
 label's class is non-empty, the word uniform in that class
 (:func:`lagtheory.experiments.word_sampling.labelled_words`), from each seed's own training stream
-``seed_rng(seed, 1)``; the loss is the logistic loss of the output (eq-population-loss).
+``seed_rng(seed, 1)``; the loss is the logistic loss of the output :eq:`eq-population-loss`.
 
 Evaluation at each test length n (by default N0, 4 N0 and 16 N0, every word of one length, drawn
 from ``seed_rng(test_seed, n)``): ``test_per_class`` uniform words of each class, and the hard
