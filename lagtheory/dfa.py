@@ -157,14 +157,43 @@ class DFA:
         return symbols
 
     def run(self, word: Word) -> State:
-        """Return delta*(q0, word), the state reached after reading ``word`` (the empty word gives q0)."""
+        """Return delta*(q0, word), the state reached after reading ``word``.
+
+        Parameters
+        ----------
+        word : str or sequence of symbols
+            Symbols of the alphabet (a str is read one character per symbol); the
+            empty word gives q0.
+
+        Returns
+        -------
+        state
+            The state reached.
+        """
         state = self.start
         for symbol in self._symbols(word):
             state = self.transitions[(state, symbol)]
         return state
 
     def accepts(self, word: Word) -> bool:
-        """Return whether ``word`` is in L(A), i.e. delta*(q0, word) is accepting."""
+        """Return whether ``word`` is in L(A), i.e. delta*(q0, word) is accepting.
+
+        Parameters
+        ----------
+        word : str or sequence of symbols
+            Symbols of the alphabet (a str is read one character per symbol).
+
+        Returns
+        -------
+        bool
+            Whether the DFA accepts ``word``.
+
+        Examples
+        --------
+        >>> from lagtheory.languages import CONTAINS_B
+        >>> CONTAINS_B.accepts("aab"), CONTAINS_B.accepts("aaa"), CONTAINS_B.accepts("")
+        (True, False, False)
+        """
         return self.run(word) in self.accepting
 
     def reachable_states(self) -> tuple[State, ...]:
@@ -235,9 +264,24 @@ class DFA:
     def equivalent(self, other: DFA) -> bool:
         """Return whether L(self) = L(other), by a breadth-first search of the product automaton.
 
-        The two automata must have the same set of symbols (ValueError naming
-        ``other`` otherwise). The languages differ iff some reachable pair of
-        states ``(delta*(q0, w), delta'*(q0', w))`` disagrees on acceptance.
+        The languages differ iff some reachable pair of states
+        ``(delta*(q0, w), delta'*(q0', w))`` disagrees on acceptance.
+
+        Parameters
+        ----------
+        other : DFA
+            An automaton over the same set of symbols (ValueError naming ``other`` otherwise).
+
+        Returns
+        -------
+        bool
+            Whether the two automata recognise the same language.
+
+        Examples
+        --------
+        >>> from lagtheory.languages import CONTAINS_B, PARITY
+        >>> CONTAINS_B.equivalent(CONTAINS_B.minimise()), CONTAINS_B.equivalent(PARITY)
+        (True, False)
         """
         if not isinstance(other, DFA):
             raise TypeError(f"other must be a DFA, got {type(other).__name__}")

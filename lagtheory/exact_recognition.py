@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ._validation import as_float_array, check_integer, check_parameter_vector, check_scaling
-from .pooling import log_odds_parts
+from .pooling import _log_odds_parts
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _word(n: int, k: int) -> str:
 
 def _one_b_log_odds(n: int, t: float, scaling: str) -> float:
     """The log-odds z of p(n, 1; t) :eq:`eq-pooled-weight`, without argument checks."""
-    base, scale = log_odds_parts(float(n), 1.0, scaling)
+    base, scale = _log_odds_parts(float(n), 1.0, scaling)
     return float(base + t * scale)
 
 
@@ -166,7 +166,7 @@ def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
     check_scaling(scaling)
-    return recognition_trusted(theta, u, check_max_length(max_length), scaling)
+    return _recognition_trusted(theta, u, check_max_length(max_length), scaling)
 
 
 def check_max_length(max_length: int | float) -> int:
@@ -178,7 +178,7 @@ def check_max_length(max_length: int | float) -> int:
     return int(max_length)
 
 
-def recognition_trusted(theta: NDArray[np.float64], u: NDArray[np.float64], N: int, scaling: str) -> Recognition:
+def _recognition_trusted(theta: NDArray[np.float64], u: NDArray[np.float64], N: int, scaling: str) -> Recognition:
     """:func:`recognition` without argument checks (the trusted inner path of the training loops):
     ``theta``, ``u`` finite float64 vectors of length 2, ``N`` a whole number in [1, 1e18]."""
     t, c = float(theta[1] - theta[0]), float(u[0])

@@ -79,12 +79,11 @@ def string_bounds(u_a: float, u_b: float) -> NDArray[np.float64]:
 class TailExpansion:
     """``exact_length`` N0 (lengths summed term by term); ``tail`` the four expectations over
     positives of length > N0 (loss, d/du_a, d/du_b, d/dt terms, the last with its s(n));
-    ``bound`` a proven bound on the error of each; ``cost`` the number of per-string evaluations."""
+    ``bound`` a proven bound on the error of each."""
 
     exact_length: int
     tail: NDArray[np.float64]
     bound: NDArray[np.float64]
-    cost: int
 
 
 @dataclass(frozen=True)
@@ -168,10 +167,9 @@ class CountTail:
         """The sizes to try at exact length N0, smallest (cheapest) first."""
         raise NotImplementedError
 
-    def surrogate(self, x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray, int]:
-        """m~(x) for the four terms, shape (4, len(x)); a bound (per unit of M, without s(x)) on
-        the numerical error of each value (quadrature inside m~, Taylor coefficients); the number
-        of per-string evaluations."""
+    def surrogate(self, x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray]:
+        """m~(x) for the four terms, shape (4, len(x)); and a bound (per unit of M, without s(x)) on
+        the numerical error of each value (quadrature inside m~, Taylor coefficients)."""
         raise NotImplementedError
 
     def evaluations(self, x: NDArray[np.float64], problem: _Problem, size: int) -> int:
@@ -206,7 +204,7 @@ class _OneBTail(CountTail):
         return (0,)
 
     def surrogate(self, x, problem, size):
-        return _terms(_log_odds_at(1.0, x, problem), x, problem), np.zeros_like(x), x.size
+        return _terms(_log_odds_at(1.0, x, problem), x, problem), np.zeros_like(x)
 
     def evaluations(self, x, problem, size):
         return x.size
@@ -336,7 +334,7 @@ def _uniform_surrogate(x, col, problem: _Problem, A: int):
     density_bound = 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))
     error = GL_CONSTANT * (width[:, None] * (width[:, None] / radius) ** (2 * GL_NODES) * density_bound).sum(axis=1)
     error += np.where(full > half, 2 * np.exp(-half), 0.0)  # int_{|zeta| > cutoff} sigma' <= 2 e^-cutoff
-    return surrogate, error, x.size * (2 * A + 3 + panels * GL_NODES)
+    return surrogate, error
 
 
 def _binomial_surrogate(x, col, problem: _Problem, J: int):
@@ -358,7 +356,7 @@ def _binomial_surrogate(x, col, problem: _Problem, J: int):
     beta = 0.5**CIRCLE_POINTS
     upper_scaled = sum(_scaled_polynomial(upper[j], log_x, -j * (math.log(rho_b) + log_x)) for j in range(J))
     error = beta / (1 - beta) * upper_scaled / (1 - no_b)
-    return surrogate, error, x.size * CIRCLE_POINTS
+    return surrogate, error
 
 
 # -- the bounds of thm-tail-expansion --------------------------------------------------------
@@ -463,12 +461,12 @@ def tail_expansion(
             if evaluations > MAX_EVALUATIONS:
                 too_costly = evaluations if too_costly is None else min(too_costly, evaluations)
                 continue
-            tail, numerical, cost = _evaluate(problem, N0, size, edges)
+            tail, numerical = _evaluate(problem, N0, size, edges)
             plain = inner[0] + outer[0] + truncation[0] + quadrature[0] + numerical[0]
             logged = inner[1] + outer[1] + truncation[1] + quadrature[1] + numerical[1]
             if plain <= budget_plain and logged <= budget_log:
                 bound = problem.M * np.array([plain, plain, plain, logged])
-                return TailExpansion(exact_length=N0, tail=tail, bound=bound, cost=cost)
+                return TailExpansion(exact_length=N0, tail=tail, bound=bound)
     if too_costly is not None:
         raise ExpansionTooCostly(
             f"the expansions that meet tol would evaluate at least {too_costly:.2g} per-string terms, more than "
@@ -499,15 +497,15 @@ def _nodes(N0: int, edges: NDArray) -> tuple[NDArray, NDArray]:
     return np.concatenate([np.exp(v), [float(N0), N0 + 1.0]]), weights
 
 
-def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float], int]:
+def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float]]:
     """The tail: GL in v = log x over the panels of ``edges`` plus the difference correction at
     N0 (:prf:ref:`lem-midpoint-sum` in n); and the bound on the numerical error inside m~ at the nodes."""
     x, weights = _nodes(N0, edges)
-    surrogate, error, cost = problem.pieces.surrogate(x, problem, size)
+    surrogate, error = problem.pieces.surrogate(x, problem, size)
     pmf = problem.lengths.density(x)
     f = surrogate * pmf  # (4, nodes + 2)
     node_weight = np.concatenate([weights * x[:-2], [-1 / 24, 1 / 24]])  # integral in v, then (f(N0+1) - f(N0))/24
     tail = f @ node_weight
     numeric = float(np.abs(node_weight) @ (error * pmf))
     logged = float(np.abs(node_weight) @ (error * pmf * (np.log(x) if problem.log_scaled else 1.0)))
-    return tail, (numeric, logged), cost
+    return tail, (numeric, logged)

@@ -176,12 +176,6 @@ class ShallowTransformer(torch.nn.Module):
         """The model output ``f`` from token counts (see ``pooled_counts``), shape (batch,)."""
         return self._readout(self.pooled_counts(counts, first_token))
 
-    def forward_counts_trusted(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
-        """``forward_counts`` without argument checks: the trusted inner path of training loops
-        whose counts come from the package's own samplers (valid by construction)."""
-        s = self.s if self.first_position_score else None
-        return self._readout(pooled_from_counts(self.theta, s, counts, first_token, self.scaling))
-
     # -- shared pieces ---------------------------------------------------
 
     def _score_scale(self, lengths: torch.Tensor) -> torch.Tensor:

@@ -36,7 +36,7 @@ from .data import Data, check_data
 from .heavy_tail import ExpansionTooCostly, string_bounds, tail_expansion
 from .lengths import LengthDistribution
 from .per_string import per_string_terms, softplus
-from .pooling import log_odds_parts
+from .pooling import _log_odds_parts
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,10 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
         raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")
     if tail == "expanded" and not data.lengths.expandable:
         raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {data.lengths!r}")
-    return population_trusted(theta, u, data, scaling, tail)
+    return _population_trusted(theta, u, data, scaling, tail)
 
 
-def population_trusted(
+def _population_trusted(
     theta: NDArray[np.float64], u: NDArray[np.float64], data: Data, scaling: str, tail: str = "auto"
 ) -> Population:
     """:func:`population` without argument checks: the trusted inner path of the training
@@ -183,9 +183,9 @@ def _length_table(
     lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Per string (n, k), n <= N: the weight pi(n) kappa(k | n) and the two parts of the log-odds
-    (``pooling.log_odds_parts``). Cached: a training run asks for the same table at every step."""
+    (``pooling._log_odds_parts``). Cached: a training run asks for the same table at every step."""
     n, k, kappa = counts.table(np.arange(1, N + 1, dtype=np.int64))
-    base, scale = log_odds_parts(n, k, scaling)
+    base, scale = _log_odds_parts(n, k, scaling)
     tables = (lengths.pmf(n) * kappa, base, scale)
     for table in tables:
         table.setflags(write=False)

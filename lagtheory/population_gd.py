@@ -21,8 +21,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_parameter_vector, check_scaling
 from .data import Data, check_data
-from .exact_recognition import check_max_length, recognition_trusted
-from .population import Population, population_trusted
+from .exact_recognition import _recognition_trusted, check_max_length
+from .population import Population, _population_trusted
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, descend
 
@@ -68,7 +68,7 @@ class TrajectoryRecorder:
         """Add one point; ``group`` names the phase of the step that led to it (None for the start).
         ``theta`` and ``u`` are finite float64 vectors of length 2 (not checked: the runs check
         their starting point, and the steps keep it finite)."""
-        verdict = recognition_trusted(theta, u, self.max_length, self.scaling)
+        verdict = _recognition_trusted(theta, u, self.max_length, self.scaling)
         self.thetas.append(np.array(theta, dtype=np.float64))
         self.us.append(np.array(u, dtype=np.float64))
         self.losses.append(loss)
@@ -110,7 +110,7 @@ def run_schedule(
         # the arguments were checked above, once; a step can only leave the finite range by overflow
         if not (math.isfinite(theta[0]) and math.isfinite(theta[1]) and math.isfinite(u[0]) and math.isfinite(u[1])):
             raise ValueError(f"the run left the finite range (theta = {theta}, u = {u}): lower the step sizes")
-        return population_trusted(theta, u, data, scaling)
+        return _population_trusted(theta, u, data, scaling)
 
     optimiser = NumpyGradientDescent([[theta]], [[u]])
     previous: list[str | None] = [None]

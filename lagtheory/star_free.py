@@ -59,9 +59,25 @@ def transition_monoid(dfa: DFA, *, max_monoid_size: int = DEFAULT_MAX_MONOID_SIZ
 
     Starting from the identity (the empty word), each element x (the map of
     a word w) is extended by every letter c to the map of w c, namely
-    q -> delta(x(q), c). Raises ValueError naming ``max_monoid_size`` if the
-    monoid has more elements than that limit (a transition monoid on n
-    states can have up to n^n elements).
+    ``q -> delta(x(q), c)``.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The automaton.
+    max_monoid_size : int, optional
+        The most elements the search may find (a transition monoid on n states
+        can have up to n^n elements). Keyword only.
+
+    Returns
+    -------
+    TransitionMonoid
+        The elements, each with its shortest word.
+
+    Raises
+    ------
+    ValueError
+        Naming ``max_monoid_size``, if the monoid has more elements than that limit.
     """
     if not isinstance(dfa, DFA):
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
@@ -167,8 +183,35 @@ def is_star_free(dfa: DFA, *, max_monoid_size: int = DEFAULT_MAX_MONOID_SIZE) ->
     The DFA is minimised first, so the monoid examined is the syntactic
     monoid of the language (a non-minimal DFA of a star-free language may
     contain a counter, e.g. two equivalent states swapped by a letter).
-    Raises ValueError naming ``max_monoid_size`` if the syntactic monoid is
-    larger than that limit.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The automaton of the language.
+    max_monoid_size : int, optional
+        The most elements the syntactic monoid may have. Keyword only.
+
+    Returns
+    -------
+    StarFreeCertificate
+        The verdict, true when the syntactic monoid is aperiodic, with its evidence.
+
+    Raises
+    ------
+    ValueError
+        Naming ``max_monoid_size``, if the syntactic monoid is larger than that limit.
+
+    Examples
+    --------
+    Sigma* b Sigma* is star-free (its syntactic monoid is {1, 0}); parity is not, and the
+    letter b witnesses the group Z2:
+
+    >>> from lagtheory.languages import CONTAINS_B, PARITY
+    >>> is_star_free(CONTAINS_B)
+    StarFreeCertificate(star_free=True, monoid_size=2, aperiodicity_index=1, witness=None, period=None)
+    >>> certificate = is_star_free(PARITY)
+    >>> bool(certificate), certificate.witness, certificate.period
+    (False, ('b',), 2)
     """
     if not isinstance(dfa, DFA):
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
