@@ -36,12 +36,22 @@ from .pooling import _log_odds_parts
 
 @dataclass(frozen=True)
 class Recognition:
-    """Verdict of :func:`recognition` on all strings of length 1..max_length.
+    """Verdict of :func:`recognition` on all strings of length 1 to ``max_length``.
 
-    ``horizon`` is the largest H such that every string of length <= H is
-    classified correctly (H = max_length when all are); ``first_error`` the
-    shortest misclassified string as (n, k) with k the number of b's (None when
-    there is none); ``margin`` the smallest y f(x) over all strings checked.
+    Attributes
+    ----------
+    recognises : bool
+        Whether every string checked is classified correctly (also ``bool(verdict)``).
+    max_length : int
+        The longest length checked.
+    horizon : int
+        The largest H such that every string of length <= H is classified correctly
+        (H = max_length when all are).
+    first_error : tuple of int or None
+        The shortest misclassified string as (n, k) with k the number of b's (None when there
+        is none).
+    margin : float
+        The smallest y f(x) over all strings checked.
     """
 
     recognises: bool
@@ -100,9 +110,27 @@ def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "
     t <= 1, or without scaling, p(n, 1; t) decreases for ever and has no
     minimum: the smallest value over [1, max_length] is at max_length.
 
-    ``t``: a finite number; ``max_length``: a whole number >= 1 bounding the
-    lengths considered, or None for all lengths (then t must be > 1 and scaling
-    "log"); ``scaling``: "log" or "none".
+    Parameters
+    ----------
+    t : float
+        The attention difference, finite.
+    max_length : int, optional
+        A whole number >= 1 bounding the lengths considered, or None for all lengths (then t
+        must be > 1 and ``scaling`` "log").
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax.
+
+    Returns
+    -------
+    int
+        The length n*.
+
+    Examples
+    --------
+    At t = 1.22 the odds peak at t / (t - 1) = 5.55, and n* is the ceiling:
+
+    >>> worst_one_b_length(1.22)
+    6
     """
     t = float(as_float_array(t, "t"))
     check_scaling(scaling)
@@ -137,7 +165,20 @@ def horizon_at_t0(u: ArrayLike) -> int:
     fractions exactly, so an exact tie (R a whole number m, f(a^m b) = 0) gives N = m.
     Unlike :func:`recognition`, the result is not capped by a maximal length.
 
-    ``u``: the output layer (u_a, u_b).
+    Parameters
+    ----------
+    u : array_like
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    int
+        N(0, u).
+
+    Examples
+    --------
+    >>> horizon_at_t0([-1.0, 3.0]), horizon_at_t0([-1.0, 2.5]), horizon_at_t0([0.5, 3.0])
+    (3, 3, 0)
     """
     u = check_parameter_vector(u, "u")
     if u[0] >= 0:
@@ -158,10 +199,30 @@ def _first_bad(lo: int, hi: int, is_bad) -> int:
 
 def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12, scaling: str = "log") -> Recognition:
     """Decide exactly whether the model (theta, u) classifies every string of
-    length 1..max_length correctly for CONTAINS_B (:prf:ref:`def-recognition`).
+    length 1 to ``max_length`` correctly for CONTAINS_B (:prf:ref:`def-recognition`).
 
-    ``theta``, ``u``: length-2 vectors ordered (a, b); ``max_length``: a whole
-    number >= 1 (up to 1e18); ``scaling``: "log" or "none".
+    Parameters
+    ----------
+    theta, u : array_like
+        Length-2 vectors ordered (a, b).
+    max_length : int or float, optional
+        A whole number >= 1 (up to 1e18).
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax.
+
+    Returns
+    -------
+    Recognition
+        The verdict, the horizon, the first error and the margin.
+
+    Examples
+    --------
+    At t = 0 the string a^(n-1) b has the output u_a + (u_b - u_a) / n, which is positive
+    iff n - 1 < u_b / (-u_a) (:eq:`eq-horizon`): with u = (-1, 3) the first error is a^3 b.
+
+    >>> verdict = recognition([0.0, 0.0], [-1.0, 3.0])
+    >>> verdict.recognises, verdict.horizon, verdict.first_error
+    (False, 3, (4, 1))
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
@@ -170,7 +231,18 @@ def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12
 
 
 def check_max_length(max_length: int | float) -> int:
-    """The largest length a recognition verdict covers: a whole number in [1, 1e18], returned as int."""
+    """The largest length a recognition verdict covers: a whole number in [1, 1e18], returned as int.
+
+    Parameters
+    ----------
+    max_length : int or float
+        The value to check.
+
+    Returns
+    -------
+    int
+        ``max_length``.
+    """
     if isinstance(max_length, bool) or not isinstance(max_length, (int, float, np.integer, np.floating)):
         raise TypeError(f"max_length must be a whole number >= 1, got {type(max_length).__name__}")
     if not math.isfinite(max_length) or max_length < 1 or max_length != math.floor(max_length) or max_length > 1e18:

@@ -43,9 +43,21 @@ from .pooling import _log_odds_parts
 class Population:
     """Loss and gradients of the population objective at one (theta, u).
 
-    ``truncation_length`` is the largest length summed term by term; ``tail`` says how the
-    lengths beyond it enter: "bounded" (left out, :eq:`eq-tail-bound`) or "expanded" (the integral
-    of :prf:ref:`thm-tail-expansion`). Either way every output is within ``error_bound`` of its exact value.
+    Every output is within ``error_bound`` of its exact value.
+
+    Attributes
+    ----------
+    loss : float
+        The population loss :eq:`eq-population-loss`.
+    grad_theta, grad_u : ndarray
+        Its gradients in theta and u, ordered (a, b) (:eq:`eq-grad-t`, :eq:`eq-grad-u`).
+    truncation_length : int
+        The largest length summed term by term.
+    error_bound : float
+        The bound on the error of every output.
+    tail : {"bounded", "expanded"}
+        How the lengths beyond ``truncation_length`` enter: left out (:eq:`eq-tail-bound`) or
+        as the integral of :prf:ref:`thm-tail-expansion`.
     """
 
     loss: float
@@ -72,6 +84,20 @@ def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
     """Truncation length N for which every truncated term of :eq:`eq-population-loss` and its
     gradients is at most ``data.tol`` (:eq:`eq-tail-bound`).
 
+    Parameters
+    ----------
+    data : Data
+        The data distribution and its tolerance.
+    u : ndarray
+        The output layer, ordered (a, b), float64 (not checked).
+
+    Returns
+    -------
+    int
+        The truncation length N.
+
+    Notes
+    -----
     Per positive string: the loss is at most ``softplus(max|u|)`` (``|f| <= max|u|`` since f is a
     convex combination of u_a and u_b); each ``|d/du|`` term is at most 1; the d/dt term is
     at most ``|w| log(n) / 4`` since ``p (1 - p) <= 1/4``.
@@ -87,15 +113,43 @@ def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
 def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "log", tail: str = "auto") -> Population:
     """Exact population loss and gradients in the original coordinates (theta, u).
 
-    ``theta`` and ``u`` are length-2 vectors ordered (a, b); ``data`` the data distribution
-    (:class:`lagtheory.data.Data`: length law, count law of the positives, prior P(y = +1),
-    and the tolerance ``data.tol`` that bounds the truncation error of every output);
-    ``scaling`` "log" or "none"; ``tail`` how the lengths beyond the exact sum enter:
-    "bounded" (left out, :eq:`eq-tail-bound`), "expanded" (:prf:ref:`thm-tail-expansion`, power laws only) or
-    "auto" (expanded when the exact sum would visit more than 2e5 strings and the expansion
-    reaches ``tol``, else bounded). An exact sum over more than ``MAX_TERMS`` strings, or an
-    expansion over more than ``heavy_tail.MAX_EVALUATIONS`` per-string terms, is refused with
-    a ValueError that says which argument to change.
+    Parameters
+    ----------
+    theta, u : array_like
+        Length-2 vectors ordered (a, b): the attention scores and the output layer.
+    data : Data
+        The data distribution (:class:`lagtheory.data.Data`: length law, count law of the
+        positives, prior P(y = +1), and the tolerance ``data.tol`` that bounds the truncation
+        error of every output).
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax. Keyword only.
+    tail : {"auto", "bounded", "expanded"}, optional
+        How the lengths beyond the exact sum enter: left out (:eq:`eq-tail-bound`), expanded
+        (:prf:ref:`thm-tail-expansion`, power laws only), or ``"auto"``: expanded when the
+        exact sum would visit more than 2e5 strings and the expansion reaches ``tol``, else
+        bounded. Keyword only.
+
+    Returns
+    -------
+    Population
+        The loss, its gradients, and the bound on their error.
+
+    Raises
+    ------
+    ValueError
+        An exact sum over more than ``MAX_TERMS`` strings, or an expansion over more than
+        ``heavy_tail.MAX_EVALUATIONS`` per-string terms, saying which argument to change; an
+        argument out of its range, naming it.
+
+    Examples
+    --------
+    At u = 0 every output is 0, so the loss is log 2 and the attention gradient vanishes:
+
+    >>> import math
+    >>> from lagtheory import Data, Geometric, population
+    >>> result = population([0.0, 0.0], [0.0, 0.0], Data(Geometric(10)))
+    >>> abs(result.loss - math.log(2)) <= result.error_bound, result.grad_theta.tolist()
+    (True, [0.0, 0.0])
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")

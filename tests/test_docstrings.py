@@ -38,6 +38,9 @@ CONVERTED = (
     "lagtheory.pooling",
     "lagtheory.dfa",
     "lagtheory.star_free",
+    "lagtheory.data",
+    "lagtheory.population",
+    "lagtheory.exact_recognition",
 )
 
 
