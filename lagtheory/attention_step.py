@@ -50,9 +50,27 @@ def _positives_at_t0(data: Data, N: int) -> tuple[NDArray[np.float64], NDArray[n
 
 
 def mean_b_fraction(data: Data) -> float:
-    """M = E_+[k / n], the mean fraction of b's in a positive (:eq:`eq-phase1`), for the
-    data distribution ``data`` (:class:`lagtheory.data.Data`); its ``tol`` bounds the
-    truncation error (k / n <= 1, so the neglected part is at most P(n > N)).
+    """M = E_+[k / n], the mean fraction of b's in a positive (:eq:`eq-phase1`).
+
+    Parameters
+    ----------
+    data : Data
+        The data distribution (:class:`lagtheory.data.Data`); its ``tol`` bounds the truncation
+        error (k / n <= 1, so the neglected part is at most P(n > N)).
+
+    Returns
+    -------
+    float
+        m.
+
+    Examples
+    --------
+    One b and geometric lengths with q = 1/10 give E[1/n] = q log(1/q) / (1 - q) = log(10) / 9:
+
+    >>> import math
+    >>> from lagtheory import Data, Geometric
+    >>> abs(mean_b_fraction(Data(Geometric(10))) - math.log(10) / 9) < 1e-12
+    True
     """
     data = check_data(data)
     _, ratio, weight = _positives_at_t0(data, data.lengths.truncation_length(data.tol, math.inf))
@@ -65,8 +83,19 @@ def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
     At u = 0 every output is 0 and sigma(0) = 1/2, so by :eq:`eq-grad-u` with the prior
     of positives ``prior = data.prior``: dL/du_a = 1/2 - prior + prior m / 2 and
     dL/du_b = -prior m / 2, with m = :func:`mean_b_fraction`. For prior = 1/2 this is
-    u^(1) = (eta1 m / 4) (-1, 1). ``eta1`` > 0 is the step size; each component errs by at
-    most eta1 ``data.tol`` / 2.
+    u^(1) = (eta1 m / 4) (-1, 1).
+
+    Parameters
+    ----------
+    eta1 : float
+        The step size, > 0.
+    data : Data
+        The data distribution; each component errs by at most eta1 ``data.tol`` / 2.
+
+    Returns
+    -------
+    ndarray
+        u^(1), ordered (a, b).
     """
     eta1 = check_positive(eta1, "eta1")
     m = mean_b_fraction(data)
@@ -79,10 +108,20 @@ def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
     (:eq:`eq-phase2`, :prf:ref:`thm-one-step`): dL/dt = -prior (u_b - u_a) G(u) at t = 0.
 
     G(eta1) of :eq:`eq-phase2` is ``attention_factor(phase_one_output(eta1, ...), ...)``.
-    ``u``: one output layer (u_a, u_b), or an array of shape (M, 2) of them (then an
-    array of M values is returned); ``data`` the data distribution (its prior does not enter
-    G). The integrand is at most log(n) / 4, so the truncation error is at most
+    The integrand is at most log(n) / 4, so the truncation error is at most
     E[log n; n > N] / 4 <= ``data.tol``.
+
+    Parameters
+    ----------
+    u : array_like
+        One output layer (u_a, u_b), or an array of shape (M, 2) of them.
+    data : Data
+        The data distribution (its prior does not enter G).
+
+    Returns
+    -------
+    float or ndarray
+        G(u), or M values for M output layers.
     """
     data = check_data(data)
     u_arr = as_float_array(u, "u")
@@ -115,7 +154,21 @@ def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float
     are 0. The bracket is at most 1 and (n - 1) / n^2 <= 1/4, so the truncation error is at
     most E[log n; n > N] / 4 <= ``tol``. The data distribution here is FIRST's (balanced
     classes, the letters after the first uniform), not a :class:`lagtheory.data.Data`: only
-    the length law and the tolerance are free, and ``tol`` is keyword-only.
+    the length law and the tolerance are free.
+
+    Parameters
+    ----------
+    u : array_like
+        The output layer (u_a, u_b).
+    lengths : LengthDistribution
+        The length law.
+    tol : float, optional
+        The bound on the truncation error, > 0. Keyword only.
+
+    Returns
+    -------
+    float
+        G_F.
     """
     lengths = _checked_lengths(lengths)
     tol = check_positive(tol, "tol")

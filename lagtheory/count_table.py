@@ -27,12 +27,21 @@ def population_table(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(counts, labels, weights) of the two-token population loss, :eq:`eq-population-loss`.
 
-    ``n``, ``k``, ``weight``: arrays of one shape listing the positives, a string of length n
-    with k >= 1 b's carrying the probability ``weight`` = pi(n) kappa(k | n) among positives;
-    ``prior`` in (0, 1): P(y = +1). Rows: each positive as counts (n - k, k), label +1 and
-    weight prior * weight; then one negative, the string ``a`` (counts (1, 0)), label -1 and
-    weight 1 - prior, which stands for every a^n since f(a^n) = f(a) for every n
-    (:prf:ref:`lem-pooling`: h(a^n) = e_a).
+    Parameters
+    ----------
+    n, k, weight : array_like
+        1-d arrays of one shape listing the positives: a string of length n with k >= 1 b's
+        carries the probability ``weight`` = pi(n) kappa(k | n) among positives.
+    prior : float, optional
+        P(y = +1), in (0, 1).
+
+    Returns
+    -------
+    counts, labels, weights : torch.Tensor
+        One row per positive, as counts (n - k, k), label +1 and weight prior * weight; then
+        one negative, the string ``a`` (counts (1, 0)), label -1 and weight 1 - prior, which
+        stands for every a^n since f(a^n) = f(a) for every n (:prf:ref:`lem-pooling`:
+        h(a^n) = e_a).
     """
     n_arr, k_arr, weight_arr = (as_float_array(value, name) for value, name in ((n, "n"), (k, "k"), (weight, "weight")))
     if not n_arr.shape == k_arr.shape == weight_arr.shape or n_arr.ndim != 1:

@@ -41,6 +41,10 @@ CONVERTED = (
     "lagtheory.data",
     "lagtheory.population",
     "lagtheory.exact_recognition",
+    "lagtheory.attention_step",
+    "lagtheory.count_table",
+    "lagtheory.per_string",
+    "lagtheory.losses",
 )
 
 
