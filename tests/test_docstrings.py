@@ -45,6 +45,7 @@ CONVERTED = (
     "lagtheory.count_table",
     "lagtheory.per_string",
     "lagtheory.losses",
+    "lagtheory.sampled",
 )
 
 
