@@ -77,9 +77,18 @@ def string_bounds(u_a: float, u_b: float) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class TailExpansion:
-    """``exact_length`` N0 (lengths summed term by term); ``tail`` the four expectations over
-    positives of length > N0 (loss, d/du_a, d/du_b, d/dt terms, the last with its s(n));
-    ``bound`` a proven bound on the error of each."""
+    """The tail of a power-law population sum, from :func:`tail_expansion`.
+
+    Attributes
+    ----------
+    exact_length : int
+        N0, the largest length summed term by term.
+    tail : ndarray
+        The four expectations over positives of length > N0 (loss, d/du_a, d/du_b and d/dt
+        terms, the last with its s(n)).
+    bound : ndarray
+        A proven bound on the error of each.
+    """
 
     exact_length: int
     tail: NDArray[np.float64]
@@ -434,11 +443,40 @@ def tail_expansion(
     budget_log: float,
     max_terms: float = math.inf,
 ) -> TailExpansion | None:
-    """The expectations over positives of length > N0 (:prf:ref:`thm-tail-expansion`) with a proven error
-    bound of at most ``budget_plain`` times the string bound M for the loss and the d/du terms
-    and at most ``budget_log`` for the d/dt term (its s(n) included); N0 the smallest candidate
-    for which the bound fits and whose exact part visits fewer than ``max_terms`` strings. None when
-    no candidate fits (the caller sums term by term)."""
+    """The expectations over positives of length > N0 (:prf:ref:`thm-tail-expansion`) with a proven error bound.
+
+    Parameters
+    ----------
+    lengths : PowerLaw
+        The length law.
+    counts : CountDistribution
+        The count law of the positives; a law without registered pieces (:func:`count_tail`)
+        has no expansion.
+    t : float
+        The attention difference theta_b - theta_a.
+    u_a, u_b : float
+        The output layer.
+    log_scaled : bool
+        Whether attention is length-scaled (s(n) = log n) or not (s(n) = 1).
+    budget_plain : float
+        The bound on the error of the loss and the d/du terms, in units of the string bound M.
+    budget_log : float
+        The same for the d/dt term, its s(n) included.
+    max_terms : float, optional
+        The exact part (lengths up to N0) must visit fewer strings than this.
+
+    Returns
+    -------
+    TailExpansion or None
+        N0 the smallest candidate for which the bound fits, the tail and its bound; None when
+        no candidate fits (the caller sums term by term).
+
+    Raises
+    ------
+    ExpansionTooCostly
+        When the expansions that meet the budgets would evaluate more than ``MAX_EVALUATIONS``
+        per-string terms.
+    """
     pieces = count_tail(counts)
     if pieces is None:
         return None

@@ -116,7 +116,25 @@ LANGUAGES: Mapping[str, DFA] = MappingProxyType(
 
 
 def label(dfa: DFA, word: Word) -> int:
-    """Return the label y(word) of :prf:ref:`def-data`: +1 if ``word`` is in L(dfa), -1 otherwise."""
+    """Return the label y(word) of :prf:ref:`def-data`: +1 if ``word`` is in L(dfa), -1 otherwise.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language.
+    word : str or sequence of symbols
+        The word.
+
+    Returns
+    -------
+    int
+        +1 or -1.
+
+    Examples
+    --------
+    >>> label(CONTAINS_B, "aab"), label(CONTAINS_B, "aaa"), label(PARITY, "")
+    (1, -1, 1)
+    """
     if not isinstance(dfa, DFA):
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
     return 1 if dfa.accepts(word) else -1

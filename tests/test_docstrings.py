@@ -46,6 +46,7 @@ CONVERTED = (
     "lagtheory.per_string",
     "lagtheory.losses",
     "lagtheory.sampled",
+    "lagtheory.languages",
 )
 
 
