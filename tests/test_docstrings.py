@@ -47,6 +47,7 @@ CONVERTED = (
     "lagtheory.losses",
     "lagtheory.sampled",
     "lagtheory.languages",
+    "lagtheory.counts",
 )
 
 
