@@ -342,7 +342,7 @@ def phase_three_certificate(
     t1: Number, u1: tuple[Number, Number], eta3: Number, pi_plus: Callable[[int], arb], prior: Number = Fraction(1, 2)
 ) -> PhaseThree:
     """n*, pi_+(n*), eps* = log 2 min(1 - prior, prior pi_+(n*)) (= 1/2 log 2 min(1, pi_+(n*)) for
-    balanced classes), R = log(2 / eps*), |u^(1) - R(-1, 3)|^2 and T* = floor(that / (eta3 eps*)) + 1
+    balanced classes), R = log(2 / eps*), ``|u^(1) - R(-1, 3)|^2`` and T* = floor(that / (eta3 eps*)) + 1
     :eq:`eq-phase3-steps`; T* is an integer only when the floor is decided (else ValueError)."""
     n_star = worst_one_b_length(t1)
     pi_star = pi_plus(n_star)
@@ -385,8 +385,8 @@ def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
 @_precise
 def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | None = None) -> tuple[arb | None, arb]:
     """The two lower bounds of :prf:ref:`thm-one-step` (c) on the steps T before t first exceeds 0:
-    (2^|t0| - 1) / (2 log 2 eta W Lambda(0)) (None when W is None) and
-    sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))."""
+    ``(2^|t0| - 1) / (2 log 2 eta W Lambda(0))`` (None when W is None) and
+    ``sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))``."""
     depth = arb(2) ** abs(ball(t0)) - 1
     eta, log2 = ball(eta), arb(2).log()
     with_w = None if W is None else depth / (2 * log2 * eta * ball(W) * lambda0)

@@ -52,8 +52,11 @@ from .regimes import tasks_of
 from .studies import study
 
 SWEEPS = ("main", "attention_init")
+"""The sweeps of the exploratory records whose cells the evaluation reads."""
 OUTPUT = Path("book/data/predictor_exploratory.json")
+"""Where the exploratory evaluation is written."""
 PREDICTIONS = Path("book/data/predictor_predictions.json")
+"""Where the predictions for the held-out validation cells are written."""
 RESAMPLES = 4000
 VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
 """Readout scales of the validation cells; between the grid's (0.05, 0.5, 2) and beyond it (10)."""

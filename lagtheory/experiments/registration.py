@@ -23,8 +23,11 @@ from typing import Any
 
 PAGE = Path("book/registration.md")
 HASH_FILE = Path("book/data/registration.sha256")
+"""The file holding the registered section's SHA-256."""
 BEGIN = "<!-- registered section: begin -->"
+"""The line before the registered section."""
 END = "<!-- registered section: end -->"
+"""The line after the registered section."""
 
 SEEDS_PER_CELL = 100
 """Paired seeds per confirmatory cell (the page's power calculation, :mod:`lagtheory.experiments.power`)."""
