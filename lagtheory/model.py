@@ -1,4 +1,4 @@
-"""The shallow transformer of the book (definition ``def-model``), in torch.
+"""The shallow transformer of the book (:prf:ref:`def-model`), in torch.
 
 A vocabulary of ``d`` tokens with ids ``0..d-1`` (for Sigma = {a, b}: a = 0,
 b = 1) and one-hot embeddings ``e_v``. One attention layer with a fixed query
@@ -12,7 +12,7 @@ and without it ``alpha_i`` is proportional to ``exp(theta[x_i])`` (book eq.
 the simplex and the readout is linear, ``f = u . h`` (:eq:`eq-readout`), or
 a one-hidden-layer ReLU network ``f = sum_j a_j relu(v_j . h + b_j)``.
 
-Positional marker (used for the language FIRST, statement ``prop-first``):
+Positional marker (used for the language FIRST, statement :prf:ref:`prop-first`):
 with ``first_position_score=True`` a learnable scalar ``s`` (initially 0) is
 added to the score of position 1 only, so under length scaling position 1 has
 weight ``n^(theta[x_1] + s) / (n^(theta[x_1] + s) + sum_(j>1) n^theta[x_j])``;
@@ -41,7 +41,7 @@ _INITIALISATIONS = ("zero", "symmetric", "random")
 
 
 class ShallowTransformer(torch.nn.Module):
-    """One length-scaled attention layer with a fixed query, then a readout (``def-model``).
+    """One length-scaled attention layer with a fixed query, then a readout (:prf:ref:`def-model`).
 
     Parameters (``torch.nn.Parameter``, float64, zero at construction):
     ``theta`` (d,) attention scores; ``u`` (d,) for the linear readout, or
@@ -49,8 +49,8 @@ class ShallowTransformer(torch.nn.Module):
     ``s`` (scalar) the position-1 score when ``first_position_score=True``.
 
     Two pieces of arithmetic are arranged so that the zero attention gradient
-    of symmetric initialisations (Theorem 6(a), ``thm-one-step``,
-    ``prop-ffn-symmetric``) is exactly 0.0 in floating point, not only up to
+    of symmetric initialisations (:prf:ref:`thm-one-step` (a),
+    :prf:ref:`prop-ffn-symmetric`) is exactly 0.0 in floating point, not only up to
     rounding:
 
     * the linear readout is evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v``,
@@ -284,7 +284,7 @@ def pooled_with_prefix(
 ) -> torch.Tensor:
     """The pooled vector ``h`` when each of the first P positions carries its own score, shape
     (..., batch, d): position i <= P with token v gets the score ``theta_v + position_scores[i]``
-    (times log n), every later position ``theta_v`` (``eq-attention``; the marker is P = 1).
+    (times log n), every later position ``theta_v`` (:eq:`eq-attention`; the marker is P = 1).
 
     ``theta`` (..., d), ``position_scores`` (..., P); ``counts`` (..., batch, d) the token counts
     of the whole words; ``prefix`` (..., batch, P) the tokens of positions 1..P (LongTensor), -1
@@ -336,7 +336,7 @@ def initialise(
           draw (``u_a = u_b``); ReLU readout, neurons in pairs ``(2j, 2j+1)`` with
           equal N(0, scale^2) rows of ``V`` and entries of ``b`` and opposite
           output weights ``a_(2j+1) = -a_(2j)`` (``hidden`` must be even). The
-          first attention gradient is then exactly 0 (Theorem 6(a));
+          first attention gradient is then exactly 0 (:prf:ref:`thm-one-step` (a));
         * ``"random"``: the readout i.i.d. N(0, scale^2).
     scale : float, optional
         A finite number > 0, the standard deviation of the draws (unused for ``"zero"``).

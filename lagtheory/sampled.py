@@ -2,7 +2,7 @@
 on the torch model :class:`lagtheory.model.ShallowTransformer` instead of full-batch
 GD on the exact population loss.
 
-Data (book Definition ``def-data``, eq. ``eq-population-loss``): y = +1 with
+Data (:prf:ref:`def-data`, :eq:`eq-population-loss`): y = +1 with
 probability ``prior``, else -1; a length n ~ pi; a negative is a^n; a positive
 has k ~ kappa(. | n) b's. The model is permutation invariant, so it sees a
 string only through its token counts: a batch is a tensor of counts
@@ -21,7 +21,7 @@ fixes the whole run):
   {1, ..., N}, N the smallest length whose proven tail bound gives
   P(n > N) <= ``tol`` of the :class:`~lagtheory.data.Data`
   (``LengthDistribution.sample_support``, the mass condition of the population
-  truncation, eq. ``eq-tail-bound``). The sampled law is pi conditioned on
+  truncation, eq. :eq:`eq-tail-bound`). The sampled law is pi conditioned on
   n <= N, within total variation ``tol`` of pi, so the expectation of any
   quantity bounded by B moves by at most 2 B tol;
 * counts: k by inverse CDF of kappa(. | n) for each length

@@ -14,13 +14,13 @@ book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
 * ``lead``: the attention alone for ``warm_steps`` steps, the output layer
   frozen at its initial value, then joint;
 * ``one-step``: one attention step of size ``big_step``, then the output
-  layer alone (``thm-one-step``);
+  layer alone (:prf:ref:`thm-one-step`);
 * ``three-phase``: one output step of size ``first_output_step``, one
   attention step of size ``big_step``, then the output layer alone
-  (``thm-three-phase``);
+  (:prf:ref:`thm-three-phase`);
 * ``two-timescale-r``: joint, with the attention step size multiplied by r;
-* ``output-only`` and ``attention-only`` (``thm-threshold``,
-  ``thm-attention-only``).
+* ``output-only`` and ``attention-only`` (:prf:ref:`thm-threshold`,
+  :prf:ref:`thm-attention-only`).
 
 The same phases drive the exact population gradient descent of the theory
 (:func:`lagtheory.population_gd.run_schedule`, numpy), the mini-batch runs of

@@ -3,7 +3,7 @@ language, read through which features, with or without a first-position marker.
 
 Each task pairs a regular language of :mod:`lagtheory.languages` with the
 simplest input features that let the book's shallow transformer
-(:class:`lagtheory.model.ShallowTransformer`, ``def-model``: one length-scaled
+(:class:`lagtheory.model.ShallowTransformer`, :prf:ref:`def-model`: one length-scaled
 attention layer with a fixed query, linear readout) express it:
 
 * ``tokens``: position i carries the one-hot symbol x_i (vocabulary {a, b},

@@ -1,6 +1,6 @@
 """The language experiment as an engine task (:mod:`lagtheory.experiments.engine`).
 
-Data (``def-data``, with our choices for these languages): the label y = +1
+Data (:prf:ref:`def-data`, with our choices for these languages): the label y = +1
 or -1 with probability 1/2, the length n uniform on the lengths in
 1..max_train_length at which the class of y is non-empty, and the word uniform
 among the words of length n with label y
