@@ -1,22 +1,22 @@
 """Closed forms of the first steps of the three-phase schedule from uniform attention (t = 0).
 
 At t = 0 the pooled weight on the b's of a string with k b's among n letters is
-exactly p = k / n (book eq. eq-pooled-weight), so the first gradient steps have
+exactly p = k / n (:eq:`eq-pooled-weight`), so the first gradient steps have
 closed forms that several chapters use:
 
-* ``mean_b_fraction``: m = E_+[k / n] (book eq. eq-phase1);
+* ``mean_b_fraction``: m = E_+[k / n] (:eq:`eq-phase1`);
 * ``phase_one_output``: the output layer u^(1) after one gradient step of size
-  eta1 on u from theta = 0, u = 0 (eq-phase1, and the remark on other priors in
-  Theorem thm-three-phase);
+  eta1 on u from theta = 0, u = 0 (:eq:`eq-phase1`, and the remark on other priors in
+  :prf:ref:`thm-three-phase`);
 * ``attention_factor``: G(u) = E_+[sigma(-f) log(n) p (1 - p)] at t = 0, so that
-  dL/dt = -prior w G(u) (Lemma lem-gradients); G(eta1) of eq. eq-phase2 is
-  G(u^(1)), and the G(u_0) of Theorem thm-one-step (b) is G(u_0);
-* ``first_marker_factor``: G_F of Proposition prop-first (c), the same factor for
+  dL/dt = -prior w G(u) (:prf:ref:`lem-gradients`); G(eta1) of :eq:`eq-phase2` is
+  G(u^(1)), and the G(u_0) of :prf:ref:`thm-one-step` (b) is G(u_0);
+* ``first_marker_factor``: G_F of :prf:ref:`prop-first` (c), the same factor for
   the language FIRST and the position-1 score s.
 
 The first three take the data distribution as one :class:`lagtheory.data.Data`. Each
 expectation over positives is summed exactly over the lengths n <= N, with N the smallest
-length whose proven tail bound (eq. eq-tail-bound) makes the truncation error at most
+length whose proven tail bound (:eq:`eq-tail-bound`) makes the truncation error at most
 its ``tol``.
 """
 
@@ -50,9 +50,27 @@ def _positives_at_t0(data: Data, N: int) -> tuple[NDArray[np.float64], NDArray[n
 
 
 def mean_b_fraction(data: Data) -> float:
-    """M = E_+[k / n], the mean fraction of b's in a positive (book eq. eq-phase1), for the
-    data distribution ``data`` (:class:`lagtheory.data.Data`); its ``tol`` bounds the
-    truncation error (k / n <= 1, so the neglected part is at most P(n > N)).
+    """M = E_+[k / n], the mean fraction of b's in a positive (:eq:`eq-phase1`).
+
+    Parameters
+    ----------
+    data : Data
+        The data distribution (:class:`lagtheory.data.Data`); its ``tol`` bounds the truncation
+        error (k / n <= 1, so the neglected part is at most P(n > N)).
+
+    Returns
+    -------
+    float
+        m.
+
+    Examples
+    --------
+    One b and geometric lengths with q = 1/10 give E[1/n] = q log(1/q) / (1 - q) = log(10) / 9:
+
+    >>> import math
+    >>> from lagtheory import Data, Geometric
+    >>> abs(mean_b_fraction(Data(Geometric(10))) - math.log(10) / 9) < 1e-12
+    True
     """
     data = check_data(data)
     _, ratio, weight = _positives_at_t0(data, data.lengths.truncation_length(data.tol, math.inf))
@@ -60,13 +78,24 @@ def mean_b_fraction(data: Data) -> float:
 
 
 def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
-    """u^(1) = -eta1 grad_u L(theta = 0, u = 0), book eq. (eq-phase1).
+    """u^(1) = -eta1 grad_u L(theta = 0, u = 0), :eq:`eq-phase1`.
 
-    At u = 0 every output is 0 and sigma(0) = 1/2, so by eq. (eq-grad-u) with the prior
+    At u = 0 every output is 0 and sigma(0) = 1/2, so by :eq:`eq-grad-u` with the prior
     of positives ``prior = data.prior``: dL/du_a = 1/2 - prior + prior m / 2 and
     dL/du_b = -prior m / 2, with m = :func:`mean_b_fraction`. For prior = 1/2 this is
-    u^(1) = (eta1 m / 4) (-1, 1). ``eta1`` > 0 is the step size; each component errs by at
-    most eta1 ``data.tol`` / 2.
+    u^(1) = (eta1 m / 4) (-1, 1).
+
+    Parameters
+    ----------
+    eta1 : float
+        The step size, > 0.
+    data : Data
+        The data distribution; each component errs by at most eta1 ``data.tol`` / 2.
+
+    Returns
+    -------
+    ndarray
+        u^(1), ordered (a, b).
     """
     eta1 = check_positive(eta1, "eta1")
     m = mean_b_fraction(data)
@@ -76,13 +105,23 @@ def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
 
 def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
     """G(u) = E_+[sigma(-f) log(n) p (1 - p)] at t = 0, where p = k / n and f = u_a + w k / n
-    (book eq. eq-phase2, Theorem thm-one-step): dL/dt = -prior (u_b - u_a) G(u) at t = 0.
+    (:eq:`eq-phase2`, :prf:ref:`thm-one-step`): dL/dt = -prior (u_b - u_a) G(u) at t = 0.
 
-    G(eta1) of eq. (eq-phase2) is ``attention_factor(phase_one_output(eta1, ...), ...)``.
-    ``u``: one output layer (u_a, u_b), or an array of shape (M, 2) of them (then an
-    array of M values is returned); ``data`` the data distribution (its prior does not enter
-    G). The integrand is at most log(n) / 4, so the truncation error is at most
+    G(eta1) of :eq:`eq-phase2` is ``attention_factor(phase_one_output(eta1, ...), ...)``.
+    The integrand is at most log(n) / 4, so the truncation error is at most
     E[log n; n > N] / 4 <= ``data.tol``.
+
+    Parameters
+    ----------
+    u : array_like
+        One output layer (u_a, u_b), or an array of shape (M, 2) of them.
+    data : Data
+        The data distribution (its prior does not enter G).
+
+    Returns
+    -------
+    float or ndarray
+        G(u), or M values for M output layers.
     """
     data = check_data(data)
     u_arr = as_float_array(u, "u")
@@ -104,18 +143,32 @@ def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
 
 
 def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float = 1e-12) -> float:
-    """G_F of book Proposition prop-first (c): dL/ds = -(w / 2) G_F for the language FIRST with
-    a position-1 score s, at theta = 0, s = 0 and the output layer ``u`` (balanced classes):
+    """G_F of :prf:ref:`prop-first` (c): dL/ds = -(w / 2) G_F for the language FIRST with
+    a position-1 score s, at theta = 0, s = 0 and the output layer ``u`` (balanced classes)::
 
         G_F = E_(n, j)[ log(n) (n - 1) / n^2 ( sigma(-f_+) (1 - j / (n - 1)) + sigma(f_-) j / (n - 1) ) ],
 
     with n ~ ``lengths``, j ~ Bin(n - 1, 1/2) the number of b's after position 1, and
-    f_+ = u_a + w (1 + j) / n, f_- = u_a + w j / n the outputs of the positive (first
+    ``f_+ = u_a + w (1 + j) / n``, ``f_- = u_a + w j / n`` the outputs of the positive (first
     letter b) and of the negative (first letter a) at uniform attention. Terms with n = 1
     are 0. The bracket is at most 1 and (n - 1) / n^2 <= 1/4, so the truncation error is at
     most E[log n; n > N] / 4 <= ``tol``. The data distribution here is FIRST's (balanced
     classes, the letters after the first uniform), not a :class:`lagtheory.data.Data`: only
-    the length law and the tolerance are free, and ``tol`` is keyword-only.
+    the length law and the tolerance are free.
+
+    Parameters
+    ----------
+    u : array_like
+        The output layer (u_a, u_b).
+    lengths : LengthDistribution
+        The length law.
+    tol : float, optional
+        The bound on the truncation error, > 0. Keyword only.
+
+    Returns
+    -------
+    float
+        G_F.
     """
     lengths = _checked_lengths(lengths)
     tol = check_positive(tol, "tol")

@@ -112,7 +112,7 @@ def sigmoid(z: arb) -> arb:
 
 
 def softplus(z: arb) -> arb:
-    """log(1 + e^z), the loss l(-z) of a margin -z (def-data's l(z) = log(1 + e^(-z)))."""
+    """log(1 + e^z), the loss l(-z) of a margin -z (:prf:ref:`def-data`'s l(z) = log(1 + e^(-z)))."""
     z = ball(z)
     return z.exp().log1p()
 
@@ -121,18 +121,18 @@ def softplus(z: arb) -> arb:
 
 
 def geometric_pmf(n: int, q: Number) -> arb:
-    """pi(n) = q (1 - q)^(n - 1), book eq. eq-geometric."""
+    """pi(n) = q (1 - q)^(n - 1), :eq:`eq-geometric`."""
     q = ball(q)
     return q * (1 - q) ** (n - 1)
 
 
 def geometric_tail(N: int, q: Number) -> arb:
-    """P(n > N) = (1 - q)^N for geometric lengths (eq. eq-tail-bound)."""
+    """P(n > N) = (1 - q)^N for geometric lengths (:eq:`eq-tail-bound`)."""
     return (1 - ball(q)) ** N
 
 
 def power_law_pmf(n: int, s: Number) -> arb:
-    """pi(n) = n^(-s) / zeta(s), book eq. eq-power-law."""
+    """pi(n) = n^(-s) / zeta(s), :eq:`eq-power-law`."""
     s = ball(s)
     return arb(n) ** (-s) / s.zeta()
 
@@ -147,19 +147,19 @@ def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
 
 
 def odds(n: Number, t: Number) -> arb:
-    """g_t(n) = (n - 1) n^(-t), the odds of a against b on a^(n-1) b (thm-threshold)."""
+    """g_t(n) = (n - 1) n^(-t), the odds of a against b on a^(n-1) b (:prf:ref:`thm-threshold`)."""
     n = ball(n)
     return (n - 1) * n ** (-ball(t))
 
 
 def one_b_weight(n: Number, t: Number) -> arb:
-    """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b (eq-pooled-weight)."""
+    """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b :eq:`eq-pooled-weight`."""
     return 1 / (1 + odds(n, t))
 
 
 @_precise
 def worst_one_b_length(t: Number) -> int:
-    """n*, the length where p(n, 1; t) is smallest, for t > 1 (thm-three-phase, phase 3):
+    """n*, the length where p(n, 1; t) is smallest, for t > 1 (:prf:ref:`thm-three-phase`, phase 3):
     g_t increases up to t / (t - 1) and decreases after, so n* is the floor or the ceiling of
     t / (t - 1); the ball comparison of g_t at the two decides which. ValueError when the
     ball of t is not above 1 or the comparison is not decided (a tie, or too wide a ball)."""
@@ -204,7 +204,7 @@ class HorizonCertificate:
 
 @_precise
 def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonCertificate:
-    """Certify that N is the horizon N(t, u) of thm-threshold (a) for t < 1, u_a < 0 < u_b:
+    """Certify that N is the horizon N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1, u_a < 0 < u_b:
     a^(n-1) b is right iff g_t(n) < R = u_b / (-u_a), and g_t increases, so N is the horizon iff
     g_t(N) < R <= g_t(N + 1); and the theorem's bounds on it."""
     t, R = ball(t), ball(u_b) / (-ball(u_a))
@@ -226,7 +226,7 @@ def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonC
 
 @_precise
 def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> int:
-    """N(t, u) of thm-threshold (a) for t < 1, u_a < 0 < u_b: the largest n with g_t(n) < R = u_b / (-u_a)
+    """N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1, u_a < 0 < u_b: the largest n with g_t(n) < R = u_b / (-u_a)
     (g_t increases), by bisection on [0, max_length] with every comparison decided over the ball
     (ValueError if one is not, or if the horizon is beyond max_length)."""
     t, R = ball(t), ball(u_b) / (-ball(u_a))
@@ -249,7 +249,7 @@ def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> in
 
 @_precise
 def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
-    """L(theta, u) of eq. eq-population-loss, balanced classes, one-b positives, geometric
+    """L(theta, u) of :eq:`eq-population-loss`, balanced classes, one-b positives, geometric
     lengths: 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n)) with sp(x) = log(1 + e^x),
     f(n) = u_a + w p(n, 1; t). Tail beyond ``terms``: each sp(-f) <= sp(-min(u_a, u_b)),
     so it is at most (1 - q)^terms sp(-min(u_a, u_b))."""
@@ -265,7 +265,7 @@ def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: 
 
 @_precise
 def threshold_loss_bound(r: Number, q: Number) -> arb:
-    """The bound e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2) on L(0, (-r, r^2)) of thm-threshold (c)."""
+    """The bound e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2) on L(0, (-r, r^2)) of :prf:ref:`thm-threshold` (c)."""
     r = ball(r)
     return (-r).exp() + (r + arb(2).log()) / 2 * (1 - ball(q)) ** floor_certified(r / 2, "r/2")
 
@@ -275,14 +275,14 @@ def threshold_loss_bound(r: Number, q: Number) -> arb:
 
 @_precise
 def mean_b_fraction_geometric(q: Number) -> arb:
-    """M = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (eq-phase1; the
+    """M = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (:eq:`eq-phase1`; the
     series sum_n q (1 - q)^(n-1) / n in closed form)."""
     q = ball(q)
     return q * (1 / q).log() / (1 - q)
 
 
 def phase_one_output(eta1: Number, m: arb) -> tuple[arb, arb]:
-    """(c1, w1) = (-eta1 m / 4, eta1 m / 2), eq. eq-phase1 (balanced classes)."""
+    """(c1, w1) = (-eta1 m / 4, eta1 m / 2), :eq:`eq-phase1` (balanced classes)."""
     eta1 = ball(eta1)
     return -eta1 * m / 4, eta1 * m / 2
 
@@ -290,7 +290,7 @@ def phase_one_output(eta1: Number, m: arb) -> tuple[arb, arb]:
 @_precise
 def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 1000) -> arb:
     """G(u) = E_pi[sigma(-c - w/n) log(n) (n - 1)/n^2] at t = 0, one b, geometric lengths
-    (eq-phase2 at u = u^(1); thm-one-step (b) at u = u_0). Tail: sigma <= 1 and
+    (:eq:`eq-phase2` at u = u^(1); :prf:ref:`thm-one-step` (b) at u = u_0). Tail: sigma <= 1 and
     log(n)(n-1)/n^2 <= log(n)/n, decreasing for n >= 3, so the terms n > terms >= 2 sum to at
     most log(terms + 1)/(terms + 1) (1 - q)^terms."""
     if terms < 2:
@@ -305,7 +305,7 @@ def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 100
 
 @dataclass(frozen=True)
 class PhaseTwo:
-    """The certified constants of thm-three-phase, phases 1 and 2 (eq-phase1, eq-phase2, eq-boundary)."""
+    """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`)."""
 
     m: arb
     c1: arb
@@ -318,7 +318,7 @@ class PhaseTwo:
 @_precise
 def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
     """m, u^(1) = (c1, c1 + w1), G(eta1), t1 = eta2 w1 G(eta1) and eta2* = 2 / (eta1 m G(eta1)),
-    for one b and geometric lengths (eq-phase1, eq-phase2, eq-boundary)."""
+    for one b and geometric lengths (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`)."""
     m = mean_b_fraction_geometric(q)
     c1, w1 = phase_one_output(eta1, m)
     G = attention_factor_geometric(c1, w1, q, terms)
@@ -327,7 +327,7 @@ def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> Phase
 
 @dataclass(frozen=True)
 class PhaseThree:
-    """The phase-3 certificate of thm-three-phase (eq-phase3-steps)."""
+    """The phase-3 certificate of :prf:ref:`thm-three-phase` :eq:`eq-phase3-steps`."""
 
     n_star: int
     pi_star: arb
@@ -342,8 +342,8 @@ def phase_three_certificate(
     t1: Number, u1: tuple[Number, Number], eta3: Number, pi_plus: Callable[[int], arb], prior: Number = Fraction(1, 2)
 ) -> PhaseThree:
     """n*, pi_+(n*), eps* = log 2 min(1 - prior, prior pi_+(n*)) (= 1/2 log 2 min(1, pi_+(n*)) for
-    balanced classes), R = log(2 / eps*), |u^(1) - R(-1, 3)|^2 and T* = floor(that / (eta3 eps*)) + 1
-    (eq-phase3-steps); T* is an integer only when the floor is decided (else ValueError)."""
+    balanced classes), R = log(2 / eps*), ``|u^(1) - R(-1, 3)|^2`` and T* = floor(that / (eta3 eps*)) + 1
+    :eq:`eq-phase3-steps`; T* is an integer only when the floor is decided (else ValueError)."""
     n_star = worst_one_b_length(t1)
     pi_star = pi_plus(n_star)
     prior = ball(prior)
@@ -360,7 +360,7 @@ def phase_three_certificate(
 
 @_precise
 def gamma_geometric(q: Number, terms: int = 1000) -> arb:
-    """Gamma = E_pi[log(n) (n - 1)/n^2] (thm-one-step (b)), one b, geometric lengths; tail as in
+    """Gamma = E_pi[log(n) (n - 1)/n^2] (:prf:ref:`thm-one-step` (b)), one b, geometric lengths; tail as in
     :func:`attention_factor_geometric` (Gamma = 2 G(0))."""
     total = arb(0)
     for n in range(2, terms + 1):
@@ -370,7 +370,7 @@ def gamma_geometric(q: Number, terms: int = 1000) -> arb:
 
 @_precise
 def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
-    """Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2] (thm-one-step (c)), for t <= 0: then
+    """Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2] (:prf:ref:`thm-one-step` (c)), for t <= 0: then
     n^t <= 1 and log(n)/(n - 1) decreases, so the terms n > terms sum to at most
     1/2 log(terms + 1)/terms (1 - q)^terms."""
     t = ball(t)
@@ -384,9 +384,9 @@ def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
 
 @_precise
 def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | None = None) -> tuple[arb | None, arb]:
-    """The two lower bounds of thm-one-step (c) on the steps T before t first exceeds 0:
-    (2^|t0| - 1) / (2 log 2 eta W Lambda(0)) (None when W is None) and
-    sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))."""
+    """The two lower bounds of :prf:ref:`thm-one-step` (c) on the steps T before t first exceeds 0:
+    ``(2^|t0| - 1) / (2 log 2 eta W Lambda(0))`` (None when W is None) and
+    ``sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))``."""
     depth = arb(2) ** abs(ball(t0)) - 1
     eta, log2 = ball(eta), arb(2).log()
     with_w = None if W is None else depth / (2 * log2 * eta * ball(W) * lambda0)
@@ -395,7 +395,7 @@ def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | Non
 
 @_precise
 def small_sigma_success(x: Number) -> arb:
-    """1 - Phi(sqrt(2)/x) = erfc(1/x)/2, the small-sigma limit of thm-one-step (b)."""
+    """1 - Phi(sqrt(2)/x) = erfc(1/x)/2, the small-sigma limit of :prf:ref:`thm-one-step` (b)."""
     return (1 / ball(x)).erfc() / 2
 
 
@@ -419,7 +419,7 @@ def kappa_binomial(q: Number) -> Callable[[int, int], arb]:
 
 @dataclass(frozen=True)
 class SeveralBCertificate:
-    """eq-lower-several-b at one instance: a certified lower bound of L(0, u) (a truncated sum of
+    """:eq:`eq-lower-several-b` at one instance: a certified lower bound of L(0, u) (a truncated sum of
     its non-negative terms) and a certified upper bound of 1/2 log 2 sum_{n > N} pi_+(n)."""
 
     horizon: int
@@ -442,7 +442,7 @@ def several_b_certificate(
     bound_terms: int = 2000,
     one_b: Callable[[int], arb] | None = None,
 ) -> SeveralBCertificate:
-    """Certify L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n) (eq-lower-several-b) at t = 0
+    """Certify L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n) :eq:`eq-lower-several-b` at t = 0
     (p = k/n). ``u`` may hold balls (a box of output layers): then the lower bound holds on the box
     (each term sp(-(u_a (1 - k/n) + u_b k/n)) has each argument once, so its ball is the exact range)
     and ``horizon`` must be at most N(0, u) on the box (the right side decreases in N).
@@ -475,10 +475,10 @@ def power_law_tail_terms(
     s: Number, counts: str, t: Number, u: tuple[Number, Number], first: int, last: int
 ) -> list[arb]:
     """Enclosures of the four expectations over positives of length >= ``first`` that
-    thm-tail-expansion expands (power-law lengths pi(n) = n^(-s)/zeta(s), s > 2, length scaling):
+    :prf:ref:`thm-tail-expansion` expands (power-law lengths pi(n) = n^(-s)/zeta(s), s > 2, length scaling):
     E_+[Phi(n, k); n >= first] for Phi = l(f) = log(1 + e^(-f)), sigma(-f)(1 - p), sigma(-f) p and
     sigma(-f) p (1 - p) log n, with p = k n^t / (k n^t + n - k) and f = u_a + (u_b - u_a) p;
-    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths first..``last`` are
+    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths ``first`` to ``last`` are
     summed in balls; the rest is added as [0, bound]: with f in [min u, max u], the first three
     terms are at most l(min u), 1, 1 and the fourth at most log n, and for n > L
     sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L (log n <= log L + n/L)."""
@@ -545,7 +545,7 @@ def _monomial_integral(power: int, denominator: int) -> Fraction:
 
 
 def midpoint_constants() -> dict[str, Fraction]:
-    """The constants of lem-midpoint-sum and thm-tail-expansion as exact rationals, from their
+    """The constants of :prf:ref:`lem-midpoint-sum` and :prf:ref:`thm-tail-expansion` as exact rationals, from their
     derivation: per cell int u^4/24 = 1/1920 and (1/24) int u^2/2 = 1/576 (cell constant
     13/5760); the end term (1/24)(h^3/3 at h = 1/2) = 1/576; C_A's 13/360 = (13/5760) 2 24 / 3 and
     1/48 = (1/576) 2 6; E_out's 13/240 = 24 (13/5760) and 1/96 = 6/576."""

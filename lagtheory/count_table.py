@@ -1,14 +1,14 @@
 """The population loss of the torch model as a finite, weighted table of token counts.
 
 The model sees a string only through its token counts (``ShallowTransformer.forward_counts``),
-so the population loss of book eq. (eq-population-loss), truncated at a length N, is a
+so the population loss of :eq:`eq-population-loss`, truncated at a length N, is a
 weighted sum over count vectors: :func:`population_table` builds the table and
-:func:`lagtheory.sampled.batch_loss` evaluates it (with the exact log(1 + e^x)), so that
+:func:`lagtheory.sampled.batch_loss` evaluates it (with the exact log(1 + e^x)), so that::
 
     batch_loss(model, *population_table(n, k, weight, prior))
 
 is the torch population loss whose autograd the chapters compare with the closed forms of
-Lemma lem-gradients. The chapters pass the weights pi(n) kappa(k | n) written out from
+:prf:ref:`lem-gradients`. The chapters pass the weights pi(n) kappa(k | n) written out from
 their formulas, so the table does not depend on the package's own probability mass
 functions.
 """
@@ -25,14 +25,23 @@ from ._validation import as_float_array, check_counts, check_lengths, check_prob
 def population_table(
     n: ArrayLike, k: ArrayLike, weight: ArrayLike, prior: float = 0.5
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(counts, labels, weights) of the two-token population loss, book eq. (eq-population-loss).
+    """(counts, labels, weights) of the two-token population loss, :eq:`eq-population-loss`.
 
-    ``n``, ``k``, ``weight``: arrays of one shape listing the positives, a string of length n
-    with k >= 1 b's carrying the probability ``weight`` = pi(n) kappa(k | n) among positives;
-    ``prior`` in (0, 1): P(y = +1). Rows: each positive as counts (n - k, k), label +1 and
-    weight prior * weight; then one negative, the string ``a`` (counts (1, 0)), label -1 and
-    weight 1 - prior, which stands for every a^n since f(a^n) = f(a) for every n
-    (Lemma lem-pooling: h(a^n) = e_a).
+    Parameters
+    ----------
+    n, k, weight : array_like
+        1-d arrays of one shape listing the positives: a string of length n with k >= 1 b's
+        carries the probability ``weight`` = pi(n) kappa(k | n) among positives.
+    prior : float, optional
+        P(y = +1), in (0, 1).
+
+    Returns
+    -------
+    counts, labels, weights : torch.Tensor
+        One row per positive, as counts (n - k, k), label +1 and weight prior * weight; then
+        one negative, the string ``a`` (counts (1, 0)), label -1 and weight 1 - prior, which
+        stands for every a^n since f(a^n) = f(a) for every n (:prf:ref:`lem-pooling`:
+        h(a^n) = e_a).
     """
     n_arr, k_arr, weight_arr = (as_float_array(value, name) for value, name in ((n, "n"), (k, "k"), (weight, "weight")))
     if not n_arr.shape == k_arr.shape == weight_arr.shape or n_arr.ndim != 1:

@@ -1,5 +1,5 @@
 """Distributions kappa(k | n) of the number k >= 1 of b's in a positive string
-of length n (book eq. eq-population-loss). The b's sit at uniform positions;
+of length n (:eq:`eq-population-loss`). The b's sit at uniform positions;
 the model only sees the counts, so kappa is all the population needs."""
 
 from __future__ import annotations
@@ -19,11 +19,33 @@ class CountDistribution(ABC):
 
     @abstractmethod
     def table(self, lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """Flat arrays (n, k, kappa(k | n)) over every length in ``lengths`` and every k it allows."""
+        """Flat arrays (n, k, kappa(k | n)) over every length in ``lengths`` and every k it allows.
+
+        Parameters
+        ----------
+        lengths : ndarray
+            int64 lengths, >= 1.
+
+        Returns
+        -------
+        n, k, kappa : ndarray
+            float64, one entry per string (n, k).
+        """
 
     def strings_up_to(self, N: int) -> int:
-        """The number of positives (n, k) with n <= N that a population sum visits: every
-        1 <= k <= n, N (N + 1) / 2 (the rows of :meth:`table` over the lengths 1..N)."""
+        """The number of positives (n, k) with n <= N that a population sum visits.
+
+        Parameters
+        ----------
+        N : int
+            The truncation length.
+
+        Returns
+        -------
+        int
+            Here every 1 <= k <= n: N (N + 1) / 2, the rows of :meth:`table` over the
+            lengths 1 to N.
+        """
         return N * (N + 1) // 2
 
 
@@ -36,7 +58,18 @@ class OneB(CountDistribution):
         return n, np.ones_like(n), np.ones_like(n)
 
     def strings_up_to(self, N: int) -> int:
-        """N: one string (n, 1) per length."""
+        """N: one string (n, 1) per length.
+
+        Parameters
+        ----------
+        N : int
+            The truncation length.
+
+        Returns
+        -------
+        int
+            N.
+        """
         return N
 
 
@@ -58,8 +91,15 @@ class UniformCount(CountDistribution):
 
 @dataclass(frozen=True)
 class BinomialCount(CountDistribution):
-    """Each position is b with probability q, conditioned on at least one b:
-    kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n)."""
+    """Each position is b with probability q, conditioned on at least one b.
+
+    ``kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n)``.
+
+    Attributes
+    ----------
+    q : float
+        The probability of b at each position, in (0, 1).
+    """
 
     q: float
 
@@ -74,7 +114,23 @@ class BinomialCount(CountDistribution):
 
 
 def resolve_counts(positives: str | CountDistribution) -> CountDistribution:
-    """Accept a CountDistribution or the names "one-b" and "uniform"."""
+    """Accept a CountDistribution or the names "one-b" and "uniform".
+
+    Parameters
+    ----------
+    positives : CountDistribution or {"one-b", "uniform"}
+        The count law, or its name.
+
+    Returns
+    -------
+    CountDistribution
+        The law.
+
+    Examples
+    --------
+    >>> resolve_counts("uniform"), resolve_counts(BinomialCount(0.3))
+    (UniformCount(), BinomialCount(q=0.3))
+    """
     if isinstance(positives, CountDistribution):
         return positives
     named = {"one-b": OneB(), "uniform": UniformCount()}

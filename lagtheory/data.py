@@ -1,9 +1,9 @@
-"""The data distribution D of book Definition def-data, as one checked value.
+"""The data distribution D of :prf:ref:`def-data`, as one checked value.
 
 D draws a label y = +1 with probability ``prior`` (1/2 in the theorems), else y = -1; a
 length n ~ pi (``lengths``); a negative is a^n; a positive has k ~ kappa(. | n) b's
-(``positives``). The population sums of (eq-population-loss) are truncated at the smallest
-length whose proven tail bound (eq-tail-bound) makes their error at most ``tol``, and the
+(``positives``). The population sums of :eq:`eq-population-loss` are truncated at the smallest
+length whose proven tail bound :eq:`eq-tail-bound` makes their error at most ``tol``, and the
 sampler of :mod:`lagtheory.sampled` draws lengths within total variation ``tol`` of pi.
 
 Every function that sums or samples D (:func:`lagtheory.population`,
@@ -28,14 +28,29 @@ _ONE_B = OneB()
 
 @dataclass(frozen=True)
 class Data:
-    """The data distribution D of def-data and the tolerance of its sums.
+    """The data distribution D of :prf:ref:`def-data` and the tolerance of its sums.
 
-    ``lengths``: the length law pi, a LengthDistribution (``Geometric(mean)``,
-    ``PowerLaw(exponent)``); ``positives``: the law kappa of the number of b's of a positive,
-    a CountDistribution or one of the names "one-b" and "uniform" (stored resolved);
-    ``prior`` in (0, 1): P(y = +1); ``tol`` > 0: the bound on the truncation error of every
-    population sum over D, and the mass a sampler may leave out. Frozen and hashable.
+    Validated once, frozen and hashable; every population sum and sampler takes it.
 
+    Parameters
+    ----------
+    lengths : LengthDistribution
+        The length law pi (``Geometric(mean)``, ``PowerLaw(exponent)``).
+    positives : CountDistribution or {"one-b", "uniform"}, optional
+        The law kappa of the number of b's of a positive (a name is stored resolved).
+    prior : float, optional
+        P(y = +1), in (0, 1). Keyword only.
+    tol : float, optional
+        > 0: the bound on the truncation error of every population sum over D, and the mass a
+        sampler may leave out. Keyword only.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument and its allowed range.
+
+    Examples
+    --------
     >>> from lagtheory import Data, Geometric
     >>> Data(Geometric(10), "uniform", prior=0.25)
     Data(lengths=Geometric(mean=10), positives=UniformCount(), prior=0.25, tol=1e-12)
@@ -59,7 +74,18 @@ class Data:
 
 
 def check_data(data: Any) -> Data:
-    """``data`` itself if it is a :class:`Data` (checked when it was built), else a TypeError."""
+    """``data`` itself if it is a :class:`Data` (checked when it was built), else a TypeError.
+
+    Parameters
+    ----------
+    data : object
+        The value passed as a data distribution.
+
+    Returns
+    -------
+    Data
+        ``data``.
+    """
     if not isinstance(data, Data):
         raise TypeError(
             f"data must be a lagtheory.Data(lengths, positives, prior=..., tol=...), got {type(data).__name__}: {data!r}"

@@ -1,4 +1,4 @@
-"""Deterministic finite automata, the machines behind the book's languages ({prf:ref}`def-language`).
+"""Deterministic finite automata, the machines behind the book's languages (:prf:ref:`def-language`).
 
 A DFA is A = (Q, Sigma, delta, q0, F) with a *total* transition function
 delta: Q x Sigma -> Q. Its extended transition function is
@@ -43,18 +43,33 @@ def _distinct_tuple(values: Iterable[Hashable], name: str) -> tuple[Hashable, ..
 class DFA:
     """A complete deterministic finite automaton (Q, Sigma, delta, q0, F).
 
-    Arguments (keyword only):
-        states: the finite, non-empty state set Q, in the order used for
-            display and for numbering states in transformations.
-        alphabet: the finite, non-empty alphabet Sigma, in the order used
-            for breadth-first searches (so shortest words are found in
-            length-lexicographic order). A str such as ``"ab"`` is read one
-            character per symbol.
-        transitions: a mapping (state, symbol) -> state defining delta on
-            every pair of ``states x alphabet``.
-        start: the start state q0 (an element of ``states``).
-        accepting: the accepting set F (a subset of ``states``, may be empty).
+    Parameters
+    ----------
+    states : iterable of hashable
+        The finite, non-empty state set Q, in the order used for display and
+        for numbering states in transformations. Keyword only, as are the others.
+    alphabet : iterable of hashable or str
+        The finite, non-empty alphabet Sigma, in the order used for
+        breadth-first searches (so shortest words are found in
+        length-lexicographic order). A str such as ``"ab"`` is read one
+        character per symbol.
+    transitions : mapping
+        ``(state, symbol) -> state``, defining delta on every pair of
+        ``states x alphabet``.
+    start : hashable
+        The start state q0 (an element of ``states``).
+    accepting : iterable of hashable
+        The accepting set F (a subset of ``states``, may be empty).
 
+    Raises
+    ------
+    ValueError
+        Invalid data, naming the argument.
+    TypeError
+        Wrong types, naming the argument.
+
+    Notes
+    -----
     Invalid data raise ValueError naming the argument (TypeError for wrong
     types). The object is immutable: ``transitions`` is stored as a
     read-only mapping and ``accepting`` as a frozenset. Equality is
@@ -142,14 +157,43 @@ class DFA:
         return symbols
 
     def run(self, word: Word) -> State:
-        """Return delta*(q0, word), the state reached after reading ``word`` (the empty word gives q0)."""
+        """Return delta*(q0, word), the state reached after reading ``word``.
+
+        Parameters
+        ----------
+        word : str or sequence of symbols
+            Symbols of the alphabet (a str is read one character per symbol); the
+            empty word gives q0.
+
+        Returns
+        -------
+        state
+            The state reached.
+        """
         state = self.start
         for symbol in self._symbols(word):
             state = self.transitions[(state, symbol)]
         return state
 
     def accepts(self, word: Word) -> bool:
-        """Return whether ``word`` is in L(A), i.e. delta*(q0, word) is accepting."""
+        """Return whether ``word`` is in L(A), i.e. delta*(q0, word) is accepting.
+
+        Parameters
+        ----------
+        word : str or sequence of symbols
+            Symbols of the alphabet (a str is read one character per symbol).
+
+        Returns
+        -------
+        bool
+            Whether the DFA accepts ``word``.
+
+        Examples
+        --------
+        >>> from lagtheory.languages import CONTAINS_B
+        >>> CONTAINS_B.accepts("aab"), CONTAINS_B.accepts("aaa"), CONTAINS_B.accepts("")
+        (True, False, False)
+        """
         return self.run(word) in self.accepting
 
     def reachable_states(self) -> tuple[State, ...]:
@@ -220,9 +264,24 @@ class DFA:
     def equivalent(self, other: DFA) -> bool:
         """Return whether L(self) = L(other), by a breadth-first search of the product automaton.
 
-        The two automata must have the same set of symbols (ValueError naming
-        ``other`` otherwise). The languages differ iff some reachable pair of
-        states (delta*(q0, w), delta'*(q0', w)) disagrees on acceptance.
+        The languages differ iff some reachable pair of states
+        ``(delta*(q0, w), delta'*(q0', w))`` disagrees on acceptance.
+
+        Parameters
+        ----------
+        other : DFA
+            An automaton over the same set of symbols (ValueError naming ``other`` otherwise).
+
+        Returns
+        -------
+        bool
+            Whether the two automata recognise the same language.
+
+        Examples
+        --------
+        >>> from lagtheory.languages import CONTAINS_B, PARITY
+        >>> CONTAINS_B.equivalent(CONTAINS_B.minimise()), CONTAINS_B.equivalent(PARITY)
+        (True, False)
         """
         if not isinstance(other, DFA):
             raise TypeError(f"other must be a DFA, got {type(other).__name__}")

@@ -2,10 +2,10 @@
 readout, for every string up to a length N (N up to 1e18), without sampling.
 
 The model sees a string only through its length n and its count k of b's
-(book eq. eq-pooled-weight), and f = c + w p(n, k; t) (eq-readout). So:
+(:eq:`eq-pooled-weight`), and f = c + w p(n, k; t) :eq:`eq-readout`. So:
 
 * every negative a^n has f = u_a: all are right iff u_a < 0;
-* for w > 0, f increases with k (Lemma lem-pooling), so the worst positive of
+* for w > 0, f increases with k (:prf:ref:`lem-pooling`), so the worst positive of
   length n is a^(n-1) b (k = 1); for w <= 0, the worst is b^n (k = n), where f = u_b;
 * along k = 1, p(n, 1; t) = 1 / (1 + (n - 1) s(n)^(-t))  with s(n) = n (log
   scaling) or e (no scaling). The odds factor g(n) = (n - 1) n^(-t) increases on
@@ -14,7 +14,7 @@ The model sees a string only through its length n and its count k of b's
   (decreasing, then increasing) in n, and the set of misclassified one-b
   lengths is an interval, found by bisection.
 
-``f = 0`` counts as an error (book Definition def-recognition). The sign of f
+``f = 0`` counts as an error (:prf:ref:`def-recognition`). The sign of f
 is computed in float64: at an exact mathematical tie (f = 0, e.g. t = 0 and
 u_b / (-u_a) a whole number) rounding decides, so parameters within about
 1e-15 (relative) of a tie are not reliably classified.
@@ -31,17 +31,27 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ._validation import as_float_array, check_integer, check_parameter_vector, check_scaling
-from .pooling import log_odds_parts
+from .pooling import _log_odds_parts
 
 
 @dataclass(frozen=True)
 class Recognition:
-    """Verdict of :func:`recognition` on all strings of length 1..max_length.
+    """Verdict of :func:`recognition` on all strings of length 1 to ``max_length``.
 
-    ``horizon`` is the largest H such that every string of length <= H is
-    classified correctly (H = max_length when all are); ``first_error`` the
-    shortest misclassified string as (n, k) with k the number of b's (None when
-    there is none); ``margin`` the smallest y f(x) over all strings checked.
+    Attributes
+    ----------
+    recognises : bool
+        Whether every string checked is classified correctly (also ``bool(verdict)``).
+    max_length : int
+        The longest length checked.
+    horizon : int
+        The largest H such that every string of length <= H is classified correctly
+        (H = max_length when all are).
+    first_error : tuple of int or None
+        The shortest misclassified string as (n, k) with k the number of b's (None when there
+        is none).
+    margin : float
+        The smallest y f(x) over all strings checked.
     """
 
     recognises: bool
@@ -71,13 +81,13 @@ def _word(n: int, k: int) -> str:
 
 
 def _one_b_log_odds(n: int, t: float, scaling: str) -> float:
-    """The log-odds z of p(n, 1; t) (eq-pooled-weight), without argument checks."""
-    base, scale = log_odds_parts(float(n), 1.0, scaling)
+    """The log-odds z of p(n, 1; t) :eq:`eq-pooled-weight`, without argument checks."""
+    base, scale = _log_odds_parts(float(n), 1.0, scaling)
     return float(base + t * scale)
 
 
 def _one_b_pooled(n: int, t: float, scaling: str) -> tuple[float, float]:
-    """(1 - p, p) with p = p(n, 1; t) from the log-odds (eq-pooled-weight), without argument checks."""
+    """(1 - p, p) with p = p(n, 1; t) from the log-odds :eq:`eq-pooled-weight`, without argument checks."""
     z = _one_b_log_odds(n, t, scaling)
     return float(expit(-z)), float(expit(z))
 
@@ -90,7 +100,7 @@ def _one_b_readout(n: int, t: float, u_a: float, u_b: float, scaling: str) -> fl
 
 def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "log") -> int:
     """The length n* at which the weight p(n, 1; t) on the single b of a^(n-1) b is smallest
-    (book Theorem thm-three-phase, phase 3; the worst positive of thm-threshold (b)).
+    (:prf:ref:`thm-three-phase`, phase 3; the worst positive of :prf:ref:`thm-threshold` (b)).
 
     Along k = 1 the odds g(n) = (n - 1) n^(-t) of a against b have
     g'(n) = n^(-t-1) (t - (t - 1) n): for t > 1 (length scaling) they increase up
@@ -100,9 +110,27 @@ def worst_one_b_length(t: float, max_length: int | None = None, scaling: str = "
     t <= 1, or without scaling, p(n, 1; t) decreases for ever and has no
     minimum: the smallest value over [1, max_length] is at max_length.
 
-    ``t``: a finite number; ``max_length``: a whole number >= 1 bounding the
-    lengths considered, or None for all lengths (then t must be > 1 and scaling
-    "log"); ``scaling``: "log" or "none".
+    Parameters
+    ----------
+    t : float
+        The attention difference, finite.
+    max_length : int, optional
+        A whole number >= 1 bounding the lengths considered, or None for all lengths (then t
+        must be > 1 and ``scaling`` "log").
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax.
+
+    Returns
+    -------
+    int
+        The length n*.
+
+    Examples
+    --------
+    At t = 1.22 the odds peak at t / (t - 1) = 5.55, and n* is the ceiling:
+
+    >>> worst_one_b_length(1.22)
+    6
     """
     t = float(as_float_array(t, "t"))
     check_scaling(scaling)
@@ -129,7 +157,7 @@ def _worst_one_b_length(t: float, max_length: int | None, scaling: str) -> int:
 
 
 def horizon_at_t0(u: ArrayLike) -> int:
-    """The recognition horizon N(0, u) at t = 0, book eq. (eq-horizon), in exact rational arithmetic.
+    """The recognition horizon N(0, u) at t = 0, :eq:`eq-horizon`, in exact rational arithmetic.
 
     At t = 0 the string a^(n-1) b has f = u_a + w / n, right iff n - 1 < R = u_b / (-u_a);
     so N(0, u) = 0 if u_a >= 0 (every negative is wrong) and max(0, ceil(R)) otherwise,
@@ -137,7 +165,20 @@ def horizon_at_t0(u: ArrayLike) -> int:
     fractions exactly, so an exact tie (R a whole number m, f(a^m b) = 0) gives N = m.
     Unlike :func:`recognition`, the result is not capped by a maximal length.
 
-    ``u``: the output layer (u_a, u_b).
+    Parameters
+    ----------
+    u : array_like
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    int
+        N(0, u).
+
+    Examples
+    --------
+    >>> horizon_at_t0([-1.0, 3.0]), horizon_at_t0([-1.0, 2.5]), horizon_at_t0([0.5, 3.0])
+    (3, 3, 0)
     """
     u = check_parameter_vector(u, "u")
     if u[0] >= 0:
@@ -158,19 +199,50 @@ def _first_bad(lo: int, hi: int, is_bad) -> int:
 
 def recognition(theta: ArrayLike, u: ArrayLike, max_length: int | float = 10**12, scaling: str = "log") -> Recognition:
     """Decide exactly whether the model (theta, u) classifies every string of
-    length 1..max_length correctly for CONTAINS_B (book Definition def-recognition).
+    length 1 to ``max_length`` correctly for CONTAINS_B (:prf:ref:`def-recognition`).
 
-    ``theta``, ``u``: length-2 vectors ordered (a, b); ``max_length``: a whole
-    number >= 1 (up to 1e18); ``scaling``: "log" or "none".
+    Parameters
+    ----------
+    theta, u : array_like
+        Length-2 vectors ordered (a, b).
+    max_length : int or float, optional
+        A whole number >= 1 (up to 1e18).
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax.
+
+    Returns
+    -------
+    Recognition
+        The verdict, the horizon, the first error and the margin.
+
+    Examples
+    --------
+    At t = 0 the string a^(n-1) b has the output u_a + (u_b - u_a) / n, which is positive
+    iff n - 1 < u_b / (-u_a) (:eq:`eq-horizon`): with u = (-1, 3) the first error is a^3 b.
+
+    >>> verdict = recognition([0.0, 0.0], [-1.0, 3.0])
+    >>> verdict.recognises, verdict.horizon, verdict.first_error
+    (False, 3, (4, 1))
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
     check_scaling(scaling)
-    return recognition_trusted(theta, u, check_max_length(max_length), scaling)
+    return _recognition_trusted(theta, u, check_max_length(max_length), scaling)
 
 
 def check_max_length(max_length: int | float) -> int:
-    """The largest length a recognition verdict covers: a whole number in [1, 1e18], returned as int."""
+    """The largest length a recognition verdict covers: a whole number in [1, 1e18], returned as int.
+
+    Parameters
+    ----------
+    max_length : int or float
+        The value to check.
+
+    Returns
+    -------
+    int
+        ``max_length``.
+    """
     if isinstance(max_length, bool) or not isinstance(max_length, (int, float, np.integer, np.floating)):
         raise TypeError(f"max_length must be a whole number >= 1, got {type(max_length).__name__}")
     if not math.isfinite(max_length) or max_length < 1 or max_length != math.floor(max_length) or max_length > 1e18:
@@ -178,7 +250,7 @@ def check_max_length(max_length: int | float) -> int:
     return int(max_length)
 
 
-def recognition_trusted(theta: NDArray[np.float64], u: NDArray[np.float64], N: int, scaling: str) -> Recognition:
+def _recognition_trusted(theta: NDArray[np.float64], u: NDArray[np.float64], N: int, scaling: str) -> Recognition:
     """:func:`recognition` without argument checks (the trusted inner path of the training loops):
     ``theta``, ``u`` finite float64 vectors of length 2, ``N`` a whole number in [1, 1e18]."""
     t, c = float(theta[1] - theta[0]), float(u[0])

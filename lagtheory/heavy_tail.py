@@ -1,8 +1,8 @@
 """Population sums over power-law lengths with the tail as an integral (book
-thm-tail-expansion, lem-strip, lem-midpoint-sum).
+:prf:ref:`thm-tail-expansion`, :prf:ref:`lem-strip`, :prf:ref:`lem-midpoint-sum`).
 
 A positive of length n with k b's has log-odds z = log k - log(n - k) + t s(n)
-(eq-pooled-weight) and contributes h(k; n) = Phi(z) (times s(n) for the attention
+:eq:`eq-pooled-weight` and contributes h(k; n) = Phi(z) (times s(n) for the attention
 gradient), Phi one of the per-string terms of :mod:`lagtheory.per_string`. The
 expectation over positives is sum_n pi(n) m(n) with m(n) = sum_k kappa(k | n) h(k; n).
 
@@ -11,13 +11,13 @@ m(n) is replaced by a function m~(x) of a real x, analytic in x:
 
 * one b:       m~(x) = h(1; x) (equal to m(n) at every n);
 * uniform k:   m~(x) = (1/x) [sum_{k<=A} h(k; x) + sum_{j<=A} h(x - j; x) + integral of h
-               over [A + 1/2, x - A - 1/2] + a difference correction]  (lem-midpoint-sum in k);
+               over [A + 1/2, x - A - 1/2] + a difference correction]  (:prf:ref:`lem-midpoint-sum` in k);
 * binomial k:  m~(x) = the Taylor polynomial of h(.; x) at k = q x, of degree J - 1,
                averaged against the binomial central moments, and the condition k >= 1.
 
-Then sum_{n > N0} pi(n) m~(n) is an integral over x (lem-midpoint-sum in n), computed by
+Then sum_{n > N0} pi(n) m~(n) is an integral over x (:prf:ref:`lem-midpoint-sum` in n), computed by
 Gauss-Legendre quadrature in log x. Every step has an explicit error bound from the
-analyticity of Phi on the strip |Im z| <= min(pi/2, pi/|w|) (lem-strip) and Cauchy's
+analyticity of Phi on the strip ``|Im z| <= min(pi/2, pi/|w|)`` (:prf:ref:`lem-strip`) and Cauchy's
 estimates; :func:`tail_expansion` adds them up, chooses N0 (and A or J) so that the sum
 is at most the tolerance, and returns the tail and that bound.
 
@@ -25,7 +25,7 @@ What depends on the count law (the surrogate m~, its sizes A or J, the inner bou
 disks of the outer bound) is one :class:`CountTail` per law, found by :func:`count_tail`
 (a ``functools.singledispatch`` function: a new count law registers its own pieces, and a
 law without pieces has no expansion). A plan that would evaluate more than
-``MAX_EVALUATIONS`` per-string terms (a narrow strip, |u_b - u_a| large) is refused with
+``MAX_EVALUATIONS`` per-string terms (a narrow strip, ``|u_b - u_a|`` large) is refused with
 :class:`ExpansionTooCostly` before anything is allocated.
 """
 
@@ -65,26 +65,34 @@ class ExpansionTooCostly(ValueError):
 
 
 def strip_half_width(w: float) -> float:
-    """R = min(pi/2, pi/|w|): the per-string terms are analytic on |Im z| <= r (lem-strip)."""
+    """R = ``min(pi/2, pi/|w|)``: the per-string terms are analytic on ``|Im z| <= r`` (:prf:ref:`lem-strip`)."""
     return math.pi / 2 if abs(w) <= 2 else math.pi / abs(w)
 
 
 def string_bounds(u_a: float, u_b: float) -> NDArray[np.float64]:
-    """Bounds on the strip of lem-strip for the four per-string terms (loss, d/du_a, d/du_b, d/dt):
+    """Bounds on the strip of :prf:ref:`lem-strip` for the four per-string terms (loss, d/du_a, d/du_b, d/dt):
     softplus(-min(u_a, u_b)) + pi/2 for the loss, 1 for the others."""
     return np.array([float(softplus(np.float64(-min(u_a, u_b)))) + math.pi / 2, 1.0, 1.0, 1.0])
 
 
 @dataclass(frozen=True)
 class TailExpansion:
-    """``exact_length`` N0 (lengths summed term by term); ``tail`` the four expectations over
-    positives of length > N0 (loss, d/du_a, d/du_b, d/dt terms, the last with its s(n));
-    ``bound`` a proven bound on the error of each; ``cost`` the number of per-string evaluations."""
+    """The tail of a power-law population sum, from :func:`tail_expansion`.
+
+    Attributes
+    ----------
+    exact_length : int
+        N0, the largest length summed term by term.
+    tail : ndarray
+        The four expectations over positives of length > N0 (loss, d/du_a, d/du_b and d/dt
+        terms, the last with its s(n)).
+    bound : ndarray
+        A proven bound on the error of each.
+    """
 
     exact_length: int
     tail: NDArray[np.float64]
     bound: NDArray[np.float64]
-    cost: int
 
 
 @dataclass(frozen=True)
@@ -161,17 +169,16 @@ def _terms(z: NDArray, x: NDArray, problem: _Problem) -> NDArray:
 
 
 class CountTail:
-    """The count law's pieces of thm-tail-expansion. ``size`` is A (uniform counts), J
+    """The count law's pieces of :prf:ref:`thm-tail-expansion`. ``size`` is A (uniform counts), J
     (binomial counts) or 0 (one b). Every bound is per unit of the string bound M."""
 
     def sizes(self, N0: int) -> tuple[int, ...]:
         """The sizes to try at exact length N0, smallest (cheapest) first."""
         raise NotImplementedError
 
-    def surrogate(self, x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray, int]:
-        """m~(x) for the four terms, shape (4, len(x)); a bound (per unit of M, without s(x)) on
-        the numerical error of each value (quadrature inside m~, Taylor coefficients); the number
-        of per-string evaluations."""
+    def surrogate(self, x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray]:
+        """m~(x) for the four terms, shape (4, len(x)); and a bound (per unit of M, without s(x)) on
+        the numerical error of each value (quadrature inside m~, Taylor coefficients)."""
         raise NotImplementedError
 
     def evaluations(self, x: NDArray[np.float64], problem: _Problem, size: int) -> int:
@@ -179,7 +186,7 @@ class CountTail:
         raise NotImplementedError
 
     def inner_bound(self, problem: _Problem, N0: int, size: int) -> tuple[float, float]:
-        """Bound on sum_{n > N0} pi(n) |m(n) - m~(n)|: (without s(n), with s(n) = log n)."""
+        """Bound on ``sum_{n > N0} pi(n) |m(n) - m~(n)|``: (without s(n), with s(n) = log n)."""
         raise NotImplementedError
 
     def disk(self, problem: _Problem, size: int) -> tuple[float, float]:
@@ -188,13 +195,13 @@ class CountTail:
         raise NotImplementedError
 
     def disk_bound(self, problem: _Problem, size: int, y: float) -> float:
-        """K with |m~| <= M K |s| on the disks, |xi| >= y."""
+        """K with ``|m~| <= M K |s|`` on the disks, ``|xi| >= y``."""
         raise NotImplementedError
 
 
 @singledispatch
 def count_tail(counts: CountDistribution) -> CountTail | None:
-    """The pieces of thm-tail-expansion for the count law ``counts``; None (no expansion) for a
+    """The pieces of :prf:ref:`thm-tail-expansion` for the count law ``counts``; None (no expansion) for a
     law that registers none."""
     return None
 
@@ -206,7 +213,7 @@ class _OneBTail(CountTail):
         return (0,)
 
     def surrogate(self, x, problem, size):
-        return _terms(_log_odds_at(1.0, x, problem), x, problem), np.zeros_like(x), x.size
+        return _terms(_log_odds_at(1.0, x, problem), x, problem), np.zeros_like(x)
 
     def evaluations(self, x, problem, size):
         return x.size
@@ -222,7 +229,7 @@ class _OneBTail(CountTail):
 
 
 class _UniformTail(CountTail):
-    """Uniform counts: lem-midpoint-sum in k, A terms summed at each end."""
+    """Uniform counts: :prf:ref:`lem-midpoint-sum` in k, A terms summed at each end."""
 
     def sizes(self, N0):
         return tuple(A for A in (4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192) if 2 * A + 2 < N0 / 2)
@@ -336,7 +343,7 @@ def _uniform_surrogate(x, col, problem: _Problem, A: int):
     density_bound = 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))
     error = GL_CONSTANT * (width[:, None] * (width[:, None] / radius) ** (2 * GL_NODES) * density_bound).sum(axis=1)
     error += np.where(full > half, 2 * np.exp(-half), 0.0)  # int_{|zeta| > cutoff} sigma' <= 2 e^-cutoff
-    return surrogate, error, x.size * (2 * A + 3 + panels * GL_NODES)
+    return surrogate, error
 
 
 def _binomial_surrogate(x, col, problem: _Problem, J: int):
@@ -358,7 +365,7 @@ def _binomial_surrogate(x, col, problem: _Problem, J: int):
     beta = 0.5**CIRCLE_POINTS
     upper_scaled = sum(_scaled_polynomial(upper[j], log_x, -j * (math.log(rho_b) + log_x)) for j in range(J))
     error = beta / (1 - beta) * upper_scaled / (1 - no_b)
-    return surrogate, error, x.size * CIRCLE_POINTS
+    return surrogate, error
 
 
 # -- the bounds of thm-tail-expansion --------------------------------------------------------
@@ -378,7 +385,7 @@ def _outer_geometry(problem: _Problem, N0: int, size: int) -> tuple[float, float
 
 
 def _outer_bound(problem: _Problem, N0: int, rho1: float, phi: float, K: float) -> tuple[float, float]:
-    """lem-midpoint-sum in n with Cauchy's estimates on D(y, rho1 y): per unit of M, (plain, log)."""
+    """:prf:ref:`lem-midpoint-sum` in n with Cauchy's estimates on D(y, rho1 y): per unit of M, (plain, log)."""
     s, zeta_s = problem.lengths.exponent, problem.lengths.normaliser
     front = K * (1 - rho1) ** -s / zeta_s  # |f(xi)| <= front y^-s M Sbar(y) on D(y, rho1 y)
     log_offset = math.log1p(rho1) + phi  # |log xi| <= log y + log(1 + rho1) + phi
@@ -436,11 +443,40 @@ def tail_expansion(
     budget_log: float,
     max_terms: float = math.inf,
 ) -> TailExpansion | None:
-    """The expectations over positives of length > N0 (thm-tail-expansion) with a proven error
-    bound of at most ``budget_plain`` times the string bound M for the loss and the d/du terms
-    and at most ``budget_log`` for the d/dt term (its s(n) included); N0 the smallest candidate
-    for which the bound fits and whose exact part visits fewer than ``max_terms`` strings. None when
-    no candidate fits (the caller sums term by term)."""
+    """The expectations over positives of length > N0 (:prf:ref:`thm-tail-expansion`) with a proven error bound.
+
+    Parameters
+    ----------
+    lengths : PowerLaw
+        The length law.
+    counts : CountDistribution
+        The count law of the positives; a law without registered pieces (:func:`count_tail`)
+        has no expansion.
+    t : float
+        The attention difference theta_b - theta_a.
+    u_a, u_b : float
+        The output layer.
+    log_scaled : bool
+        Whether attention is length-scaled (s(n) = log n) or not (s(n) = 1).
+    budget_plain : float
+        The bound on the error of the loss and the d/du terms, in units of the string bound M.
+    budget_log : float
+        The same for the d/dt term, its s(n) included.
+    max_terms : float, optional
+        The exact part (lengths up to N0) must visit fewer strings than this.
+
+    Returns
+    -------
+    TailExpansion or None
+        N0 the smallest candidate for which the bound fits, the tail and its bound; None when
+        no candidate fits (the caller sums term by term).
+
+    Raises
+    ------
+    ExpansionTooCostly
+        When the expansions that meet the budgets would evaluate more than ``MAX_EVALUATIONS``
+        per-string terms.
+    """
     pieces = count_tail(counts)
     if pieces is None:
         return None
@@ -463,12 +499,12 @@ def tail_expansion(
             if evaluations > MAX_EVALUATIONS:
                 too_costly = evaluations if too_costly is None else min(too_costly, evaluations)
                 continue
-            tail, numerical, cost = _evaluate(problem, N0, size, edges)
+            tail, numerical = _evaluate(problem, N0, size, edges)
             plain = inner[0] + outer[0] + truncation[0] + quadrature[0] + numerical[0]
             logged = inner[1] + outer[1] + truncation[1] + quadrature[1] + numerical[1]
             if plain <= budget_plain and logged <= budget_log:
                 bound = problem.M * np.array([plain, plain, plain, logged])
-                return TailExpansion(exact_length=N0, tail=tail, bound=bound, cost=cost)
+                return TailExpansion(exact_length=N0, tail=tail, bound=bound)
     if too_costly is not None:
         raise ExpansionTooCostly(
             f"the expansions that meet tol would evaluate at least {too_costly:.2g} per-string terms, more than "
@@ -499,15 +535,15 @@ def _nodes(N0: int, edges: NDArray) -> tuple[NDArray, NDArray]:
     return np.concatenate([np.exp(v), [float(N0), N0 + 1.0]]), weights
 
 
-def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float], int]:
+def _evaluate(problem: _Problem, N0: int, size: int, edges: NDArray) -> tuple[NDArray, tuple[float, float]]:
     """The tail: GL in v = log x over the panels of ``edges`` plus the difference correction at
-    N0 (lem-midpoint-sum in n); and the bound on the numerical error inside m~ at the nodes."""
+    N0 (:prf:ref:`lem-midpoint-sum` in n); and the bound on the numerical error inside m~ at the nodes."""
     x, weights = _nodes(N0, edges)
-    surrogate, error, cost = problem.pieces.surrogate(x, problem, size)
+    surrogate, error = problem.pieces.surrogate(x, problem, size)
     pmf = problem.lengths.density(x)
     f = surrogate * pmf  # (4, nodes + 2)
     node_weight = np.concatenate([weights * x[:-2], [-1 / 24, 1 / 24]])  # integral in v, then (f(N0+1) - f(N0))/24
     tail = f @ node_weight
     numeric = float(np.abs(node_weight) @ (error * pmf))
     logged = float(np.abs(node_weight) @ (error * pmf * (np.log(x) if problem.log_scaled else 1.0)))
-    return tail, (numeric, logged), cost
+    return tail, (numeric, logged)

@@ -1,9 +1,10 @@
-"""The regular languages the book uses, as minimal DFAs over Sigma = {a, b} ({prf:ref}`def-language`).
+"""The regular languages the book uses, as minimal DFAs over Sigma = {a, b} (:prf:ref:`def-language`).
 
 Every constant below is the minimal DFA of its language, with states listed
 in breadth-first order from the start state (so ``L.minimise() == L``).
 
-Star-free (aperiodic syntactic monoid):
+Star-free (aperiodic syntactic monoid)::
+
     CONTAINS_B     Sigma* b Sigma*, the language of the book's main theorems.
     FIRST          b Sigma*: the first symbol is b. The empty string is NOT in
                    FIRST (it has no first symbol).
@@ -17,11 +18,12 @@ Star-free (aperiodic syntactic monoid):
     A_STAR_B_STAR  a* b*, the empty string included.
     CONTAINS_AB    Sigma* ab Sigma*.
 
-Not star-free (controls; their syntactic monoids contain the group Z2):
+Not star-free (controls; their syntactic monoids contain the group Z2)::
+
     PARITY         strings with an even number of b's (the empty string included).
     AA_STAR        (aa)* over {a, b}: any b rejects; the empty string included.
 
-Labels follow {prf:ref}`def-data`: y = +1 for a word in the language and
+Labels follow :prf:ref:`def-data`: y = +1 for a word in the language and
 y = -1 otherwise (:func:`label`).
 """
 
@@ -114,7 +116,25 @@ LANGUAGES: Mapping[str, DFA] = MappingProxyType(
 
 
 def label(dfa: DFA, word: Word) -> int:
-    """Return the label y(word) of {prf:ref}`def-data`: +1 if ``word`` is in L(dfa), -1 otherwise."""
+    """Return the label y(word) of :prf:ref:`def-data`: +1 if ``word`` is in L(dfa), -1 otherwise.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language.
+    word : str or sequence of symbols
+        The word.
+
+    Returns
+    -------
+    int
+        +1 or -1.
+
+    Examples
+    --------
+    >>> label(CONTAINS_B, "aab"), label(CONTAINS_B, "aaa"), label(PARITY, "")
+    (1, -1, 1)
+    """
     if not isinstance(dfa, DFA):
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
     return 1 if dfa.accepts(word) else -1

@@ -1,7 +1,7 @@
 """Length distributions pi on {1, 2, ...} with unbounded support.
 
 Each distribution knows its exact probability mass function and two proven
-tail bounds (book eq. eq-tail-bound):
+tail bounds (:eq:`eq-tail-bound`)::
 
     T0(N) >= P(n > N)             (mass beyond the truncation length N)
     T1(N) >= E[log n ; n > N]     (log-weighted mass beyond N; the attention
@@ -34,22 +34,55 @@ class LengthDistribution(ABC):
     """A distribution of string lengths on {1, 2, ...}.
 
     ``expandable``: whether the population sums over this law have the tail expansion of
-    thm-tail-expansion (:mod:`lagtheory.heavy_tail`; power laws only).
+    :prf:ref:`thm-tail-expansion` (:mod:`lagtheory.heavy_tail`; power laws only).
     """
 
     expandable: ClassVar[bool] = False
 
     @abstractmethod
     def pmf(self, n: ArrayLike) -> NDArray[np.float64]:
-        """Exact probability pi(n) of each length n."""
+        """Exact probability pi(n) of each length n.
+
+        Parameters
+        ----------
+        n : array_like
+            Lengths, whole numbers >= 1.
+
+        Returns
+        -------
+        ndarray
+            pi(n), float64.
+        """
 
     @abstractmethod
     def tail_mass_bound(self, N: int) -> float:
-        """An upper bound T0(N) on P(n > N)."""
+        """An upper bound T0(N) on P(n > N).
+
+        Parameters
+        ----------
+        N : int
+            The truncation length, >= :attr:`min_truncation`.
+
+        Returns
+        -------
+        float
+            T0(N).
+        """
 
     @abstractmethod
     def tail_log_moment_bound(self, N: int) -> float:
-        """An upper bound T1(N) on E[log n ; n > N]."""
+        """An upper bound T1(N) on E[log n ; n > N].
+
+        Parameters
+        ----------
+        N : int
+            The truncation length, >= :attr:`min_truncation`.
+
+        Returns
+        -------
+        float
+            T1(N).
+        """
 
     @property
     @abstractmethod
@@ -59,10 +92,28 @@ class LengthDistribution(ABC):
     def truncation_length(self, mass_tol: float, log_tol: float, max_length: int = 10_000_000) -> int:
         """Smallest N >= min_truncation with T0(N) <= mass_tol and T1(N) <= log_tol.
 
-        ``log_tol = math.inf`` drops the second condition (used when the
-        attention gradient vanishes, w = 0). Both bounds decrease in N, so doubling then bisection finds N exactly.
-        Raises ValueError naming ``tol`` if N would exceed ``max_length``
-        (a heavy tail with a tiny tolerance: loosen tol or lighten the tail).
+        Both bounds decrease in N, so doubling then bisection finds N exactly.
+
+        Parameters
+        ----------
+        mass_tol : float
+            The bound on T0(N), > 0.
+        log_tol : float
+            The bound on T1(N), > 0; ``math.inf`` drops the second condition (used when the
+            attention gradient vanishes, w = 0).
+        max_length : int, optional
+            The largest N allowed.
+
+        Returns
+        -------
+        int
+            N.
+
+        Raises
+        ------
+        ValueError
+            Naming ``tol``, if N would exceed ``max_length`` (a heavy tail with a tiny
+            tolerance: loosen tol or lighten the tail).
         """
         check_positive(mass_tol, "tol")
         if log_tol != math.inf:
@@ -84,15 +135,42 @@ class LengthDistribution(ABC):
         return N
 
     def sample_support(self, tol: float) -> int | None:
-        """The largest length :meth:`sample` draws at tolerance ``tol``: the smallest N with
-        P(n > N) <= ``tol`` by the proven tail bound (the mass condition of eq-tail-bound);
-        None where the draws are exact and unbounded (the geometric law)."""
+        """The largest length :meth:`sample` draws at tolerance ``tol``.
+
+        Parameters
+        ----------
+        tol : float
+            The mass the draws may leave out, > 0.
+
+        Returns
+        -------
+        int or None
+            The smallest N with P(n > N) <= ``tol`` by the proven tail bound (the mass
+            condition of :eq:`eq-tail-bound`); None where the draws are exact and unbounded
+            (the geometric law).
+        """
         return self.truncation_length(tol, math.inf)
 
     def sample(self, size: int, rng: np.random.Generator, tol: float) -> NDArray[np.int64]:
-        """``size`` lengths drawn from ``rng`` with one uniform each: by inverse CDF of pi
-        restricted to {1, ..., N}, N = :meth:`sample_support` (``tol``). The law drawn is pi
-        conditioned on n <= N, within total variation ``tol`` of pi."""
+        """``size`` lengths drawn from ``rng`` with one uniform each.
+
+        By inverse CDF of pi restricted to {1, ..., N}, N = :meth:`sample_support` (``tol``):
+        the law drawn is pi conditioned on n <= N, within total variation ``tol`` of pi.
+
+        Parameters
+        ----------
+        size : int
+            How many lengths.
+        rng : numpy.random.Generator
+            The source of randomness.
+        tol : float
+            The mass the draws may leave out, > 0.
+
+        Returns
+        -------
+        ndarray
+            int64 lengths.
+        """
         uniform = rng.random(size)
         cdf = _support_cdf(self, self.sample_support(tol))
         return 1 + np.searchsorted(cdf, uniform * cdf[-1], side="right").astype(np.int64)
@@ -129,7 +207,7 @@ def _support_cdf(law: LengthDistribution, N: int) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class Geometric(LengthDistribution):
-    """Geometric lengths with the given mean (book eq. eq-geometric):
+    """Geometric lengths with the given mean (:eq:`eq-geometric`):
 
         pi(n) = q (1 - q)^(n - 1),  n >= 1,  q = 1 / mean.
 
@@ -185,7 +263,7 @@ class Geometric(LengthDistribution):
 
 @dataclass(frozen=True)
 class PowerLaw(LengthDistribution):
-    """Power-law (zeta) lengths with exponent s > 1 (book eq. eq-power-law):
+    """Power-law (zeta) lengths with exponent s > 1 (:eq:`eq-power-law`):
 
         pi(n) = n^(-s) / zeta(s),  n >= 1.
 
@@ -219,7 +297,7 @@ class PowerLaw(LengthDistribution):
 
     def density(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """x^(-s) / zeta(s) at real x >= 1 (not checked): pi(n) continued to real lengths, the
-        integrand of the tail expansion (thm-tail-expansion)."""
+        integrand of the tail expansion (:prf:ref:`thm-tail-expansion`)."""
         return np.exp(-self.exponent * np.log(x)) / self.normaliser
 
     def tail_mass_bound(self, N: int) -> float:

@@ -1,4 +1,4 @@
-"""The logistic loss of the book (eq. eq-population-loss), exact in torch.
+"""The logistic loss of the book (:eq:`eq-population-loss`), exact in torch.
 
 ``softplus(x) = log(1 + e^x)`` is computed as ``logaddexp(0, x)``, exact to
 rounding for every x; torch's own ``softplus`` returns x itself above x = 20
@@ -12,10 +12,38 @@ import torch
 
 
 def softplus(x: torch.Tensor) -> torch.Tensor:
-    """``log(1 + e^x)``, elementwise, exact for every x (``logaddexp(0, x)``)."""
+    """``log(1 + e^x)``, elementwise, exact for every x (``logaddexp(0, x)``).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Any shape.
+
+    Returns
+    -------
+    torch.Tensor
+        The shape of ``x``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> softplus(torch.tensor([0.0, 1000.0, -1000.0], dtype=torch.float64))
+    tensor([6.9315e-01, 1.0000e+03, 0.0000e+00], dtype=torch.float64)
+    """
     return torch.logaddexp(torch.zeros_like(x), x)
 
 
 def logistic_loss(margins: torch.Tensor) -> torch.Tensor:
-    """``l(z) = log(1 + e^(-z))`` of each margin ``z = y f``, elementwise (eq-population-loss)."""
+    """``l(z) = log(1 + e^(-z))`` of each margin ``z = y f``, elementwise :eq:`eq-population-loss`.
+
+    Parameters
+    ----------
+    margins : torch.Tensor
+        The margins ``y f``, any shape.
+
+    Returns
+    -------
+    torch.Tensor
+        The losses, the shape of ``margins``.
+    """
     return softplus(-margins)

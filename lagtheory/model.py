@@ -1,18 +1,18 @@
-"""The shallow transformer of the book (definition ``def-model``), in torch.
+"""The shallow transformer of the book (:prf:ref:`def-model`), in torch.
 
 A vocabulary of ``d`` tokens with ids ``0..d-1`` (for Sigma = {a, b}: a = 0,
 b = 1) and one-hot embeddings ``e_v``. One attention layer with a fixed query
 gives the token ``v`` the score ``theta[v]``; with length scaling the weights
 of a string ``x_1..x_n`` are
 
-    alpha_i = n^theta[x_i] / sum_j n^theta[x_j]          (book eq. eq-attention)
+    alpha_i = n^theta[x_i] / sum_j n^theta[x_j]          (:eq:`eq-attention`)
 
 and without it ``alpha_i`` is proportional to ``exp(theta[x_i])`` (book eq.
-eq-unscaled). The pooled vector ``h = sum_i alpha_i e_(x_i)`` is a point of
-the simplex and the readout is linear, ``f = u . h`` (book eq. eq-readout), or
+:eq:`eq-unscaled`). The pooled vector ``h = sum_i alpha_i e_(x_i)`` is a point of
+the simplex and the readout is linear, ``f = u . h`` (:eq:`eq-readout`), or
 a one-hidden-layer ReLU network ``f = sum_j a_j relu(v_j . h + b_j)``.
 
-Positional marker (used for the language FIRST, statement ``prop-first``):
+Positional marker (used for the language FIRST, statement :prf:ref:`prop-first`):
 with ``first_position_score=True`` a learnable scalar ``s`` (initially 0) is
 added to the score of position 1 only, so under length scaling position 1 has
 weight ``n^(theta[x_1] + s) / (n^(theta[x_1] + s) + sum_(j>1) n^theta[x_j])``;
@@ -41,7 +41,7 @@ _INITIALISATIONS = ("zero", "symmetric", "random")
 
 
 class ShallowTransformer(torch.nn.Module):
-    """One length-scaled attention layer with a fixed query, then a readout (``def-model``).
+    """One length-scaled attention layer with a fixed query, then a readout (:prf:ref:`def-model`).
 
     Parameters (``torch.nn.Parameter``, float64, zero at construction):
     ``theta`` (d,) attention scores; ``u`` (d,) for the linear readout, or
@@ -49,8 +49,8 @@ class ShallowTransformer(torch.nn.Module):
     ``s`` (scalar) the position-1 score when ``first_position_score=True``.
 
     Two pieces of arithmetic are arranged so that the zero attention gradient
-    of symmetric initialisations (Theorem 6(a), ``thm-one-step``,
-    ``prop-ffn-symmetric``) is exactly 0.0 in floating point, not only up to
+    of symmetric initialisations (:prf:ref:`thm-one-step` (a),
+    :prf:ref:`prop-ffn-symmetric`) is exactly 0.0 in floating point, not only up to
     rounding:
 
     * the linear readout is evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v``,
@@ -118,7 +118,7 @@ class ShallowTransformer(torch.nn.Module):
     # -- token strings ---------------------------------------------------
 
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The weights ``alpha_i`` of book eq. (eq-attention) (or eq-unscaled), shape (batch, L).
+        """The weights ``alpha_i`` of :eq:`eq-attention` (or :eq:`eq-unscaled`), shape (batch, L).
 
         ``tokens`` is a LongTensor (batch, L), ``mask`` a BoolTensor of the
         same shape, true on the real positions, which come first (padding to
@@ -146,7 +146,7 @@ class ShallowTransformer(torch.nn.Module):
         return empty.scatter_add(1, ids, alpha)
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The model output ``f(x)`` (book eq. eq-readout) for each string, shape (batch,);
+        """The model output ``f(x)`` (:eq:`eq-readout`) for each string, shape (batch,);
         ``tokens`` and ``mask`` as in ``attention_weights``."""
         return self._readout(self.pooled(tokens, mask))
 
@@ -176,20 +176,14 @@ class ShallowTransformer(torch.nn.Module):
         """The model output ``f`` from token counts (see ``pooled_counts``), shape (batch,)."""
         return self._readout(self.pooled_counts(counts, first_token))
 
-    def forward_counts_trusted(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
-        """``forward_counts`` without argument checks: the trusted inner path of training loops
-        whose counts come from the package's own samplers (valid by construction)."""
-        s = self.s if self.first_position_score else None
-        return self._readout(pooled_from_counts(self.theta, s, counts, first_token, self.scaling))
-
     # -- shared pieces ---------------------------------------------------
 
     def _score_scale(self, lengths: torch.Tensor) -> torch.Tensor:
-        """The factor multiplying the scores: ``log n`` (eq-attention) or 1 (eq-unscaled)."""
+        """The factor multiplying the scores: ``log n`` :eq:`eq-attention` or 1 :eq:`eq-unscaled`."""
         return score_scale(lengths, self.scaling)
 
     def _readout(self, h: torch.Tensor) -> torch.Tensor:
-        """``f = u . h`` (eq-readout) or ``f = sum_j a_j relu(V_j . h + b_j)``; see the class docstring."""
+        """``f = u . h`` :eq:`eq-readout` or ``f = sum_j a_j relu(V_j . h + b_j)``; see the class docstring."""
         if self.readout == "linear":
             return linear_readout(self.u, h)
         return self._relu_neurons(h, slice(0, None, 2)) + self._relu_neurons(h, slice(1, None, 2))
@@ -254,7 +248,7 @@ class ShallowTransformer(torch.nn.Module):
 
 
 def score_scale(lengths: torch.Tensor, scaling: str) -> torch.Tensor:
-    """The factor multiplying the attention scores: ``log n`` (eq-attention) or 1 (eq-unscaled)."""
+    """The factor multiplying the attention scores: ``log n`` :eq:`eq-attention` or 1 :eq:`eq-unscaled`."""
     return torch.log(lengths) if scaling == "log" else torch.ones_like(lengths)
 
 
@@ -290,7 +284,7 @@ def pooled_with_prefix(
 ) -> torch.Tensor:
     """The pooled vector ``h`` when each of the first P positions carries its own score, shape
     (..., batch, d): position i <= P with token v gets the score ``theta_v + position_scores[i]``
-    (times log n), every later position ``theta_v`` (``eq-attention``; the marker is P = 1).
+    (times log n), every later position ``theta_v`` (:eq:`eq-attention`; the marker is P = 1).
 
     ``theta`` (..., d), ``position_scores`` (..., P); ``counts`` (..., batch, d) the token counts
     of the whole words; ``prefix`` (..., batch, P) the tokens of positions 1..P (LongTensor), -1
@@ -314,7 +308,7 @@ def pooled_with_prefix(
 
 
 def linear_readout(u: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """``f = u . h`` (eq-readout) evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
+    """``f = u . h`` :eq:`eq-readout` evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
     to ``h`` when all ``u_v`` are equal, see :class:`ShallowTransformer`); ``u`` (d,) with ``h``
     (batch, d), or ``u`` (..., d) with ``h`` (..., batch, d) for several models at once."""
     if u.ndim == 1:
@@ -330,16 +324,29 @@ def initialise(
 ) -> ShallowTransformer:
     """Set the parameters in place and return ``model``; attention (``theta``, ``s``) is set to 0.
 
-    ``kind``:
-    * ``"zero"``: every parameter 0;
-    * ``"symmetric"``: linear readout, all ``u_v`` equal to one N(0, scale^2)
-      draw (``u_a = u_b``); ReLU readout, neurons in pairs ``(2j, 2j+1)`` with
-      equal N(0, scale^2) rows of ``V`` and entries of ``b`` and opposite
-      output weights ``a_(2j+1) = -a_(2j)`` (``hidden`` must be even). The
-      first attention gradient is then exactly 0 (Theorem 6(a));
-    * ``"random"``: the readout i.i.d. N(0, scale^2).
-    ``scale`` is a finite number > 0 (unused for ``"zero"``); ``generator`` a
-    ``torch.Generator`` for reproducible draws.
+    Parameters
+    ----------
+    model : ShallowTransformer
+        The model to initialise.
+    kind : {"zero", "symmetric", "random"}
+        How the readout is drawn:
+
+        * ``"zero"``: every parameter 0;
+        * ``"symmetric"``: linear readout, all ``u_v`` equal to one N(0, scale^2)
+          draw (``u_a = u_b``); ReLU readout, neurons in pairs ``(2j, 2j+1)`` with
+          equal N(0, scale^2) rows of ``V`` and entries of ``b`` and opposite
+          output weights ``a_(2j+1) = -a_(2j)`` (``hidden`` must be even). The
+          first attention gradient is then exactly 0 (:prf:ref:`thm-one-step` (a));
+        * ``"random"``: the readout i.i.d. N(0, scale^2).
+    scale : float, optional
+        A finite number > 0, the standard deviation of the draws (unused for ``"zero"``).
+    generator : torch.Generator, optional
+        For reproducible draws.
+
+    Returns
+    -------
+    ShallowTransformer
+        ``model``, initialised in place.
     """
     if not isinstance(model, ShallowTransformer):
         raise TypeError(f"model must be a ShallowTransformer, got {type(model).__name__}")
@@ -377,7 +384,7 @@ def to_reduced(model: ShallowTransformer) -> tuple[float, float, float]:
     """The reduced coordinates ``(t, c, w) = (theta_b - theta_a, u_a, u_b - u_a)``.
 
     Defined for the two-token linear model without positional marker, where
-    ``f = c + w p(n, k; t)`` (book eq. eq-pooled-weight).
+    ``f = c + w p(n, k; t)`` (:eq:`eq-pooled-weight`).
     """
     if not isinstance(model, ShallowTransformer):
         raise TypeError(f"model must be a ShallowTransformer, got {type(model).__name__}")

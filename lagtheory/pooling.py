@@ -4,15 +4,15 @@ For a string of length ``n`` with ``k`` b's and attention difference
 ``t = theta_b - theta_a``, length-scaled attention gives every b the weight
 ``n**t / (k n**t + n - k)``, so the pooled vector is ``h = (1 - p, p)`` with
 
-    p(n, k; t) = k n^t / (k n^t + n - k)                      (book eq. eq-pooled-weight)
+    p(n, k; t) = k n^t / (k n^t + n - k)                      (:eq:`eq-pooled-weight`)
 
 and, for unscaled softmax,
 
-    p(n, k; t) = k e^t / (k e^t + n - k)                      (book eq. eq-unscaled).
+    p(n, k; t) = k e^t / (k e^t + n - k)                      (:eq:`eq-unscaled`).
 
 Both are logistic functions of a log-odds, ``p = expit(z)`` with
 ``z = log k - log(n - k) + t log n`` (resp. ``+ t``), which is how they are
-computed here: finite and warning-free for n up to 1e18 and |t| up to 1e3.
+computed here: finite and warning-free for n up to 1e18 and ``|t|`` up to 1e3.
 """
 
 from __future__ import annotations
@@ -30,21 +30,56 @@ def _score_scale(n: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
 
 
 def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64]:
-    """Log-odds ``z = log k - log(n - k) + t * s(n)`` of the pooled weight (eq-pooled-weight),
-    with ``s(n) = log n`` for ``scaling="log"`` and ``1`` for ``"none"``.
+    """Log-odds ``z = log k - log(n - k) + t * s(n)`` of the pooled weight (:eq:`eq-pooled-weight`).
 
-    Equals -inf where k = 0 and +inf where k = n.
+    Parameters
+    ----------
+    n, k, t : array_like
+        Lengths (whole numbers >= 1), counts of b (0 <= k <= n) and the attention difference
+        ``t = theta_b - theta_a`` (finite); they broadcast against each other.
+    scaling : {"log", "none"}, optional
+        ``s(n) = log n`` for length-scaled attention, 1 for unscaled softmax.
+
+    Returns
+    -------
+    ndarray
+        The log-odds, float64; -inf where k = 0 and +inf where k = n.
+
+    Examples
+    --------
+    >>> import math
+    >>> float(pooled_log_odds(10, 1, 0.0)) == math.log(1 / 9)
+    True
     """
     n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
     return _log_odds(n_arr, k_arr, t_arr, scaling)
 
 
 def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
-    """Attention mass on the b's, ``p(n, k; t)`` of book eq. (eq-pooled-weight) / (eq-unscaled).
+    """Attention mass on the b's, ``p(n, k; t)`` of :eq:`eq-pooled-weight` (scaled) or :eq:`eq-unscaled`.
 
-    Parameters broadcast against each other. ``n`` are lengths (whole numbers
-    >= 1), ``k`` counts of b (0 <= k <= n), ``t = theta_b - theta_a`` finite.
-    Returns a float for scalar input, else a float64 array.
+    Parameters
+    ----------
+    n, k, t : array_like
+        Lengths (whole numbers >= 1), counts of b (0 <= k <= n) and the attention difference
+        ``t = theta_b - theta_a`` (finite); they broadcast against each other.
+    scaling : {"log", "none"}, optional
+        Length-scaled attention (``"log"``, :eq:`eq-pooled-weight`) or unscaled softmax
+        (``"none"``, :eq:`eq-unscaled`).
+
+    Returns
+    -------
+    float or ndarray
+        A float for scalar input, else a float64 array.
+
+    Examples
+    --------
+    One b among ten letters gets the weight ``k n^t / (k n^t + n - k)``: 10/19 at t = 1.
+
+    >>> pooled_weight(10, 1, 1.0) == 10 / 19
+    True
+    >>> pooled_weight([10, 100], 1, 1.0)
+    array([0.52631579, 0.50251256])
     """
     n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
     p = expit(_log_odds(n_arr, k_arr, t_arr, scaling))
@@ -52,9 +87,23 @@ def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
 
 
 def pooled_weight_dt(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
-    """Derivative ``dp/dt = s(n) p (1 - p)`` of book eq. (eq-dp-dt), with ``s(n) = log n``
-    (``scaling="log"``) or 1 (``"none"``); ``p (1 - p)`` is formed as
-    ``expit(z) expit(-z)`` so it never cancels to a spurious 0 or goes negative."""
+    """Derivative ``dp/dt = s(n) p (1 - p)`` of :eq:`eq-dp-dt`.
+
+    ``p (1 - p)`` is formed as ``expit(z) expit(-z)`` so it never cancels to a spurious 0 or
+    goes negative.
+
+    Parameters
+    ----------
+    n, k, t : array_like
+        As in :func:`pooled_weight`.
+    scaling : {"log", "none"}, optional
+        ``s(n) = log n`` (``"log"``) or 1 (``"none"``).
+
+    Returns
+    -------
+    float or ndarray
+        A float for scalar input, else a float64 array.
+    """
     n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
     z = _log_odds(n_arr, k_arr, t_arr, scaling)
     derivative = _score_scale(np.broadcast_to(n_arr, z.shape), scaling) * expit(z) * expit(-z)
@@ -75,12 +124,12 @@ def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str):
 def _log_odds(
     n: NDArray[np.float64], k: NDArray[np.float64], t: NDArray[np.float64], scaling: str
 ) -> NDArray[np.float64]:
-    base, scale = log_odds_parts(*np.broadcast_arrays(n, k), scaling)
+    base, scale = _log_odds_parts(*np.broadcast_arrays(n, k), scaling)
     return base + t * scale
 
 
-def log_odds_parts(n: ArrayLike, k: ArrayLike, scaling: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The two parts of the log-odds ``z = base + t * scale`` (eq-pooled-weight): ``base = log k -
+def _log_odds_parts(n: ArrayLike, k: ArrayLike, scaling: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The two parts of the log-odds ``z = base + t * scale`` :eq:`eq-pooled-weight`: ``base = log k -
     log(n - k)`` (-inf where k = 0, +inf where k = n) and ``scale = s(n)``. Trusted inner path:
     ``n`` (>= 1), ``k`` (0 <= k <= n) and ``scaling`` are not checked; the population sums cache
     both parts."""

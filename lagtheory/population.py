@@ -1,4 +1,4 @@
-"""The exact population loss of book eq. (eq-population-loss) and its gradients.
+"""The exact population loss of :eq:`eq-population-loss` and its gradients.
 
 Data: y = +1 with probability ``prior`` (1/2 in the theorems), y = -1 otherwise;
 a negative is a^n (pooled weight 0, so f = u_a whatever the length); a positive
@@ -6,18 +6,18 @@ has length n ~ pi and k ~ kappa(. | n) b's. With c = u_a, w = u_b - u_a,
 t = theta_b - theta_a and p = p(n, k; t):
 
     L = (1 - prior) softplus(u_a) + prior E_+[softplus(-(c + w p))]
-    dL/du_a = (1 - prior) sigma(u_a) - prior E_+[sigma(-f) (1 - p)]        (eq-grad-u)
-    dL/du_b = - prior E_+[sigma(-f) p]                                       (eq-grad-u)
-    dL/dt   = - prior w E_+[sigma(-f) s(n) p (1 - p)],  s(n) = log n        (eq-grad-t)
+    dL/du_a = (1 - prior) sigma(u_a) - prior E_+[sigma(-f) (1 - p)]        :eq:`eq-grad-u`
+    dL/du_b = - prior E_+[sigma(-f) p]                                       :eq:`eq-grad-u`
+    dL/dt   = - prior w E_+[sigma(-f) s(n) p (1 - p)],  s(n) = log n        :eq:`eq-grad-t`
     dL/dtheta = (-dL/dt, dL/dt)                   (softmax shift invariance)
 
 The data distribution (lengths, positives, prior, tol) is one :class:`lagtheory.data.Data`.
 The expectation over positives is summed exactly over lengths n <= N, with N
 the smallest length whose proven tail bound makes the truncation error of the
-loss and of every gradient component at most ``tol`` (``error_bound``, eq-tail-bound).
+loss and of every gradient component at most ``tol`` (``error_bound``, :eq:`eq-tail-bound`).
 For a power law whose N would make that sum long, the lengths n <= N0 are summed
 exactly and the rest is the tail expansion of :mod:`lagtheory.heavy_tail`
-(thm-tail-expansion), whose proven error bound is again at most ``tol``.
+(:prf:ref:`thm-tail-expansion`), whose proven error bound is again at most ``tol``.
 """
 
 from __future__ import annotations
@@ -36,16 +36,28 @@ from .data import Data, check_data
 from .heavy_tail import ExpansionTooCostly, string_bounds, tail_expansion
 from .lengths import LengthDistribution
 from .per_string import per_string_terms, softplus
-from .pooling import log_odds_parts
+from .pooling import _log_odds_parts
 
 
 @dataclass(frozen=True)
 class Population:
     """Loss and gradients of the population objective at one (theta, u).
 
-    ``truncation_length`` is the largest length summed term by term; ``tail`` says how the
-    lengths beyond it enter: "bounded" (left out, eq-tail-bound) or "expanded" (the integral
-    of thm-tail-expansion). Either way every output is within ``error_bound`` of its exact value.
+    Every output is within ``error_bound`` of its exact value.
+
+    Attributes
+    ----------
+    loss : float
+        The population loss :eq:`eq-population-loss`.
+    grad_theta, grad_u : ndarray
+        Its gradients in theta and u, ordered (a, b) (:eq:`eq-grad-t`, :eq:`eq-grad-u`).
+    truncation_length : int
+        The largest length summed term by term.
+    error_bound : float
+        The bound on the error of every output.
+    tail : {"bounded", "expanded"}
+        How the lengths beyond ``truncation_length`` enter: left out (:eq:`eq-tail-bound`) or
+        as the integral of :prf:ref:`thm-tail-expansion`.
     """
 
     loss: float
@@ -69,12 +81,26 @@ TAIL_MODES = ("auto", "bounded", "expanded")
 
 
 def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
-    """Truncation length N for which every truncated term of (eq-population-loss) and its
-    gradients is at most ``data.tol`` (book eq. eq-tail-bound).
+    """Truncation length N for which every truncated term of :eq:`eq-population-loss` and its
+    gradients is at most ``data.tol`` (:eq:`eq-tail-bound`).
 
-    Per positive string: the loss is at most softplus(max|u|) (|f| <= max|u| since f is a
-    convex combination of u_a and u_b); each |d/du| term is at most 1; the d/dt term is
-    at most |w| log(n) / 4 since p (1 - p) <= 1/4.
+    Parameters
+    ----------
+    data : Data
+        The data distribution and its tolerance.
+    u : ndarray
+        The output layer, ordered (a, b), float64 (not checked).
+
+    Returns
+    -------
+    int
+        The truncation length N.
+
+    Notes
+    -----
+    Per positive string: the loss is at most ``softplus(max|u|)`` (``|f| <= max|u|`` since f is a
+    convex combination of u_a and u_b); each ``|d/du|`` term is at most 1; the d/dt term is
+    at most ``|w| log(n) / 4`` since ``p (1 - p) <= 1/4``.
     """
     prior, tol = data.prior, data.tol
     per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))
@@ -87,15 +113,43 @@ def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
 def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "log", tail: str = "auto") -> Population:
     """Exact population loss and gradients in the original coordinates (theta, u).
 
-    ``theta`` and ``u`` are length-2 vectors ordered (a, b); ``data`` the data distribution
-    (:class:`lagtheory.data.Data`: length law, count law of the positives, prior P(y = +1),
-    and the tolerance ``data.tol`` that bounds the truncation error of every output);
-    ``scaling`` "log" or "none"; ``tail`` how the lengths beyond the exact sum enter:
-    "bounded" (left out, eq-tail-bound), "expanded" (thm-tail-expansion, power laws only) or
-    "auto" (expanded when the exact sum would visit more than 2e5 strings and the expansion
-    reaches ``tol``, else bounded). An exact sum over more than ``MAX_TERMS`` strings, or an
-    expansion over more than ``heavy_tail.MAX_EVALUATIONS`` per-string terms, is refused with
-    a ValueError that says which argument to change.
+    Parameters
+    ----------
+    theta, u : array_like
+        Length-2 vectors ordered (a, b): the attention scores and the output layer.
+    data : Data
+        The data distribution (:class:`lagtheory.data.Data`: length law, count law of the
+        positives, prior P(y = +1), and the tolerance ``data.tol`` that bounds the truncation
+        error of every output).
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax. Keyword only.
+    tail : {"auto", "bounded", "expanded"}, optional
+        How the lengths beyond the exact sum enter: left out (:eq:`eq-tail-bound`), expanded
+        (:prf:ref:`thm-tail-expansion`, power laws only), or ``"auto"``: expanded when the
+        exact sum would visit more than 2e5 strings and the expansion reaches ``tol``, else
+        bounded. Keyword only.
+
+    Returns
+    -------
+    Population
+        The loss, its gradients, and the bound on their error.
+
+    Raises
+    ------
+    ValueError
+        An exact sum over more than ``MAX_TERMS`` strings, or an expansion over more than
+        ``heavy_tail.MAX_EVALUATIONS`` per-string terms, saying which argument to change; an
+        argument out of its range, naming it.
+
+    Examples
+    --------
+    At u = 0 every output is 0, so the loss is log 2 and the attention gradient vanishes:
+
+    >>> import math
+    >>> from lagtheory import Data, Geometric, population
+    >>> result = population([0.0, 0.0], [0.0, 0.0], Data(Geometric(10)))
+    >>> abs(result.loss - math.log(2)) <= result.error_bound, result.grad_theta.tolist()
+    (True, [0.0, 0.0])
     """
     theta = check_parameter_vector(theta, "theta")
     u = check_parameter_vector(u, "u")
@@ -105,10 +159,10 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
         raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")
     if tail == "expanded" and not data.lengths.expandable:
         raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {data.lengths!r}")
-    return population_trusted(theta, u, data, scaling, tail)
+    return _population_trusted(theta, u, data, scaling, tail)
 
 
-def population_trusted(
+def _population_trusted(
     theta: NDArray[np.float64], u: NDArray[np.float64], data: Data, scaling: str, tail: str = "auto"
 ) -> Population:
     """:func:`population` without argument checks: the trusted inner path of the training
@@ -183,9 +237,9 @@ def _length_table(
     lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Per string (n, k), n <= N: the weight pi(n) kappa(k | n) and the two parts of the log-odds
-    (``pooling.log_odds_parts``). Cached: a training run asks for the same table at every step."""
+    (``pooling._log_odds_parts``). Cached: a training run asks for the same table at every step."""
     n, k, kappa = counts.table(np.arange(1, N + 1, dtype=np.int64))
-    base, scale = log_odds_parts(n, k, scaling)
+    base, scale = _log_odds_parts(n, k, scaling)
     tables = (lengths.pmf(n) * kappa, base, scale)
     for table in tables:
         table.setflags(write=False)

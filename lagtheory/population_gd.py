@@ -1,5 +1,5 @@
 """Full-batch gradient descent on the exact population loss (book eq.
-eq-population-loss) along a schedule of :mod:`lagtheory.schedules`, recording
+:eq:`eq-population-loss`) along a schedule of :mod:`lagtheory.schedules`, recording
 the trajectory with the exact recognition verdict after every step.
 
 The runs act in the original coordinates (theta, u): GD is not invariant
@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_parameter_vector
 from .data import Data, check_data
-from .population import Population, population_trusted
+from .population import Population, _population_trusted
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, Trajectory, TrajectoryRecorder, descend
 
@@ -35,7 +35,7 @@ def run_schedule(
     max_length: int = 10**12,
 ) -> Trajectory:
     """Run the phases in order from (theta0, u0) by full-batch GD on the exact population
-    loss (eq-population-loss) over the data distribution ``data`` (:class:`lagtheory.data.Data`,
+    loss :eq:`eq-population-loss` over the data distribution ``data`` (:class:`lagtheory.data.Data`,
     whose ``tol`` bounds the error of every gradient); the module docstring says how."""
     theta = check_parameter_vector(theta0, "theta0").copy()
     u = check_parameter_vector(u0, "u0").copy()
@@ -47,7 +47,7 @@ def run_schedule(
         # the arguments were checked above, once; a step can only leave the finite range by overflow
         if not (math.isfinite(theta[0]) and math.isfinite(theta[1]) and math.isfinite(u[0]) and math.isfinite(u[1])):
             raise ValueError(f"the run left the finite range (theta = {theta}, u = {u}): lower the step sizes")
-        return population_trusted(theta, u, data, scaling)
+        return _population_trusted(theta, u, data, scaling)
 
     optimiser = NumpyGradientDescent([[theta]], [[u]])
 

@@ -2,7 +2,7 @@
 on the torch model :class:`lagtheory.model.ShallowTransformer` instead of full-batch
 GD on the exact population loss.
 
-Data (book Definition ``def-data``, eq. ``eq-population-loss``): y = +1 with
+Data (:prf:ref:`def-data`, :eq:`eq-population-loss`): y = +1 with
 probability ``prior``, else -1; a length n ~ pi; a negative is a^n; a positive
 has k ~ kappa(. | n) b's. The model is permutation invariant, so it sees a
 string only through its token counts: a batch is a tensor of counts
@@ -21,7 +21,7 @@ fixes the whole run):
   {1, ..., N}, N the smallest length whose proven tail bound gives
   P(n > N) <= ``tol`` of the :class:`~lagtheory.data.Data`
   (``LengthDistribution.sample_support``, the mass condition of the population
-  truncation, eq. ``eq-tail-bound``). The sampled law is pi conditioned on
+  truncation, eq. :eq:`eq-tail-bound`). The sampled law is pi conditioned on
   n <= N, within total variation ``tol`` of pi, so the expectation of any
   quantity bounded by B moves by at most 2 B tol;
 * counts: k by inverse CDF of kappa(. | n) for each length
@@ -57,8 +57,12 @@ from .training import TorchGroupOptimiser, Trajectory, TrajectoryRecorder, desce
 class Batch:
     """A mini-batch of strings given by their token counts.
 
-    ``counts``: float64 tensor (B, 2), columns (#a, #b) = (n - k, k);
-    ``labels``: float64 tensor (B,) with entries +1 (contains a b) or -1 (a^n).
+    Attributes
+    ----------
+    counts : torch.Tensor
+        float64, shape (B, 2), columns (#a, #b) = (n - k, k).
+    labels : torch.Tensor
+        float64, shape (B,), entries +1 (contains a b) or -1 (a^n).
     """
 
     counts: torch.Tensor
@@ -66,11 +70,14 @@ class Batch:
 
 
 class DataSampler:
-    """Seeded sampler of the data distribution D of book Definition ``def-data``.
+    """Seeded sampler of the data distribution D of :prf:ref:`def-data`.
 
-    ``data``: a :class:`~lagtheory.data.Data`; its ``tol`` is the mass beyond the largest
-    length drawn from a non-geometric length law (``truncation_length``, None for the
-    geometric law, whose draws are exact; see the module docstring).
+    Parameters
+    ----------
+    data : Data
+        The data distribution (:class:`~lagtheory.data.Data`); its ``tol`` is the mass beyond
+        the largest length drawn from a non-geometric length law (``truncation_length``, None
+        for the geometric law, whose draws are exact; see the module docstring).
     """
 
     def __init__(self, data: Data) -> None:
@@ -79,11 +86,37 @@ class DataSampler:
         self._count_cdfs: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
 
     def sample_lengths(self, size: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        """``size`` lengths n ~ pi (exact for Geometric, truncated at N otherwise)."""
+        """``size`` lengths n ~ pi (exact for Geometric, truncated at N otherwise).
+
+        Parameters
+        ----------
+        size : int
+            How many lengths.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray
+            int64 lengths.
+        """
         return self.data.lengths.sample(size, rng, self.data.tol)
 
     def sample_counts(self, n: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
-        """One k ~ kappa(. | n) for each entry of ``n`` (positives)."""
+        """One k ~ kappa(. | n) for each entry of ``n`` (positives).
+
+        Parameters
+        ----------
+        n : ndarray
+            int64 lengths of positives.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray
+            int64 counts of b, one per length.
+        """
         uniform = rng.random(n.size)
         k = np.empty(n.size, dtype=np.int64)
         for length in np.unique(n):
@@ -94,7 +127,20 @@ class DataSampler:
         return k
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> Batch:
-        """A batch of ``batch_size`` i.i.d. strings from D, as counts and labels."""
+        """A batch of ``batch_size`` i.i.d. strings from D, as counts and labels.
+
+        Parameters
+        ----------
+        batch_size : int
+            >= 1.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        Batch
+            Counts and labels.
+        """
         check_integer(batch_size, "batch_size", minimum=1)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -117,9 +163,24 @@ class DataSampler:
 def batch_loss(
     model: ShallowTransformer, counts: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """sum_i weights_i l(y_i f(x_i)) with the exact logistic loss l (:func:`lagtheory.losses.logistic_loss`);
-    ``weights`` default to 1/B, the batch mean. Counts are (#a, #b, ...) per string, fed to
-    ``model.forward_counts``."""
+    """``sum_i weights_i l(y_i f(x_i))`` with the exact logistic loss l (:func:`lagtheory.losses.logistic_loss`).
+
+    Parameters
+    ----------
+    model : ShallowTransformer
+        The model, evaluated by ``model.forward_counts``.
+    counts : torch.Tensor
+        (#a, #b, ...) per string, shape (B, vocabulary size).
+    labels : torch.Tensor
+        +1 or -1 per string, shape (B,).
+    weights : torch.Tensor, optional
+        Per string; default 1/B, the batch mean.
+
+    Returns
+    -------
+    torch.Tensor
+        The weighted loss, a scalar.
+    """
     losses = logistic_loss(labels * model.forward_counts(counts))
     if weights is None:
         return losses.mean()
@@ -137,16 +198,32 @@ def run_sampled(
     scaling: str = "log",
     max_length: int = 10**12,
 ) -> Trajectory:
-    """Run the phases (e.g. ``schedules.three_phase(...)``) by mini-batch SGD on the
-    two-token linear ShallowTransformer from (theta0, u0), batches of ``batch_size``
-    strings drawn from the data distribution ``data`` (:class:`~lagtheory.data.Data`) with
-    ``numpy.random.default_rng(seed)``.
+    """Run the phases by mini-batch SGD on the two-token linear ShallowTransformer.
 
-    Returns a :class:`~lagtheory.training.Trajectory`: row 0 is the initial point,
-    row i the point after step i; ``loss[i]`` is the mini-batch loss at point i on the
-    batch whose gradient makes step i + 1 (the last row gets one extra evaluation
-    batch); ``horizon`` and ``recognises`` are exact (:func:`lagtheory.recognition`,
-    all lengths up to ``max_length``).
+    Parameters
+    ----------
+    phases : list of Phase
+        The schedule (e.g. ``schedules.three_phase(...)``).
+    data : Data
+        The data distribution the batches are drawn from (:class:`~lagtheory.data.Data`).
+    batch_size : int
+        Strings per batch, >= 1.
+    seed : int
+        >= 0; the batches are drawn with ``numpy.random.default_rng(seed)``.
+    theta0, u0 : array_like, optional
+        The starting point, ordered (a, b). Keyword only, as are the rest.
+    scaling : {"log", "none"}, optional
+        Length-scaled attention or unscaled softmax.
+    max_length : int, optional
+        The longest length of the exact recognition verdicts.
+
+    Returns
+    -------
+    Trajectory
+        (:class:`~lagtheory.training.Trajectory`) Row 0 is the initial point, row i the point after step i; ``loss[i]`` is the
+        mini-batch loss at point i on the batch whose gradient makes step i + 1 (the last row
+        gets one extra evaluation batch); ``horizon`` and ``recognises`` are exact
+        (:func:`lagtheory.exact_recognition.recognition`, all lengths up to ``max_length``).
     """
     check_phases(phases)
     check_integer(batch_size, "batch_size", minimum=1)

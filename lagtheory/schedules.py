@@ -14,13 +14,13 @@ book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
 * ``lead``: the attention alone for ``warm_steps`` steps, the output layer
   frozen at its initial value, then joint;
 * ``one-step``: one attention step of size ``big_step``, then the output
-  layer alone (``thm-one-step``);
+  layer alone (:prf:ref:`thm-one-step`);
 * ``three-phase``: one output step of size ``first_output_step``, one
   attention step of size ``big_step``, then the output layer alone
-  (``thm-three-phase``);
+  (:prf:ref:`thm-three-phase`);
 * ``two-timescale-r``: joint, with the attention step size multiplied by r;
-* ``output-only`` and ``attention-only`` (``thm-threshold``,
-  ``thm-attention-only``).
+* ``output-only`` and ``attention-only`` (:prf:ref:`thm-threshold`,
+  :prf:ref:`thm-attention-only`).
 
 The same phases drive the exact population gradient descent of the theory
 (:func:`lagtheory.population_gd.run_schedule`, numpy), the mini-batch runs of
@@ -39,7 +39,7 @@ import numpy as np
 from ._validation import check_integer, check_positive
 
 ACCOUNTINGS = ("total", "joint")
-"""How the step budget T is counted: every schedule takes T steps in all ("total"),
+"""How the step budget T is counted; every schedule takes T steps in all ("total"),
 or the last phase of every schedule takes T steps, after its warm-up ("joint")."""
 
 TWO_TIMESCALE_PREFIX = "two-timescale-"
@@ -55,6 +55,7 @@ SCHEDULE_NAMES: tuple[str, ...] = (
 )
 """The schedules the experiments compare (any ``two-timescale-r`` with r > 0 is accepted too)."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
+"""The schedules of the theory chapters only (one group trained, the other frozen)."""
 
 
 def _check_step_size(value: object, name: str) -> float:
@@ -82,7 +83,7 @@ class Phase:
 
     @property
     def group(self) -> str:
-        """The groups this phase trains: "output", "attention" or "joint"."""
+        """The groups this phase trains; "output", "attention" or "joint"."""
         if self.attention_lr == 0:
             return "output"
         return "attention" if self.output_lr == 0 else "joint"
@@ -120,7 +121,7 @@ def one_step(big_step: float, steps: int, lr: float) -> list[Phase]:
 
 
 def three_phase(eta1: float, eta2: float, steps3: int, lr3: float) -> list[Phase]:
-    """Theorem thm-three-phase: one output step (eta1), one attention step (eta2),
+    """:prf:ref:`thm-three-phase`: one output step (eta1), one attention step (eta2),
     then ``steps3`` output steps of size lr3 with theta frozen."""
     return [Phase(1, 0.0, eta1), Phase(1, eta2, 0.0), Phase(steps3, 0.0, lr3)]
 

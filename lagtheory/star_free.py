@@ -1,4 +1,4 @@
-"""Star-freeness certificates by Schutzenberger's theorem ({prf:ref}`def-language`).
+"""Star-freeness certificates by Schutzenberger's theorem (:prf:ref:`def-language`).
 
 Schutzenberger (1965): a regular language L is star-free (built from finite
 sets by Boolean operations and concatenation, without Kleene star) iff its
@@ -30,14 +30,15 @@ DEFAULT_MAX_MONOID_SIZE = 100_000
 class TransitionMonoid:
     """The transition monoid of a DFA: maps q -> delta*(q, w) on the DFA's states.
 
-    Attributes:
-        states: the DFA's states; a transformation x maps ``states[i]`` to
-            ``states[x[i]]``.
-        elements: the distinct transformations, in breadth-first order of
-            their shortest words; ``elements[0]`` is the identity.
-        words: for each element, its shortest word (length-lexicographic in
-            alphabet order).
-
+    Attributes
+    ----------
+    states : tuple
+        The DFA's states; a transformation x maps ``states[i]`` to ``states[x[i]]``.
+    elements : tuple of tuple of int
+        The distinct transformations, in breadth-first order of their shortest
+        words; ``elements[0]`` is the identity.
+    words : tuple of tuple
+        For each element, its shortest word (length-lexicographic in alphabet order).
     """
 
     states: tuple[State, ...]
@@ -58,9 +59,25 @@ def transition_monoid(dfa: DFA, *, max_monoid_size: int = DEFAULT_MAX_MONOID_SIZ
 
     Starting from the identity (the empty word), each element x (the map of
     a word w) is extended by every letter c to the map of w c, namely
-    q -> delta(x(q), c). Raises ValueError naming ``max_monoid_size`` if the
-    monoid has more elements than that limit (a transition monoid on n
-    states can have up to n^n elements).
+    ``q -> delta(x(q), c)``.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The automaton.
+    max_monoid_size : int, optional
+        The most elements the search may find (a transition monoid on n states
+        can have up to n^n elements). Keyword only.
+
+    Returns
+    -------
+    TransitionMonoid
+        The elements, each with its shortest word.
+
+    Raises
+    ------
+    ValueError
+        Naming ``max_monoid_size``, if the monoid has more elements than that limit.
     """
     if not isinstance(dfa, DFA):
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")
@@ -110,19 +127,22 @@ def _format_word(word: tuple[Symbol, ...]) -> str:
 class StarFreeCertificate:
     """The verdict of Schutzenberger's test on a regular language, with its evidence.
 
-    Attributes:
-        star_free: whether the syntactic monoid is aperiodic (``bool(cert)``
-            is this value).
-        monoid_size: the number of elements of the syntactic monoid
-            (identity included).
-        aperiodicity_index: when star-free, the least k >= 0 with
-            x^k = x^(k+1) for every element x (0 only for the trivial monoid,
-            i.e. for the empty language and Sigma*); otherwise None.
-        witness: when not star-free, the shortest word (length-lexicographic)
-            whose map x satisfies x^k != x^(k+1) for every k; otherwise None.
-        period: when not star-free, the period p >= 2 of the witness, the
-            least p >= 1 with x^(m+p) = x^m for some m; otherwise None.
-
+    Attributes
+    ----------
+    star_free : bool
+        Whether the syntactic monoid is aperiodic (``bool(cert)`` is this value).
+    monoid_size : int
+        The number of elements of the syntactic monoid (identity included).
+    aperiodicity_index : int or None
+        When star-free, the least k >= 0 with ``x^k = x^(k+1)`` for every
+        element x (0 only for the trivial monoid, i.e. for the empty language
+        and Sigma*); otherwise None.
+    witness : tuple or None
+        When not star-free, the shortest word (length-lexicographic) whose map
+        x satisfies ``x^k != x^(k+1)`` for every k; otherwise None.
+    period : int or None
+        When not star-free, the period p >= 2 of the witness, the least p >= 1
+        with ``x^(m+p) = x^m`` for some m; otherwise None.
     """
 
     star_free: bool
@@ -163,8 +183,35 @@ def is_star_free(dfa: DFA, *, max_monoid_size: int = DEFAULT_MAX_MONOID_SIZE) ->
     The DFA is minimised first, so the monoid examined is the syntactic
     monoid of the language (a non-minimal DFA of a star-free language may
     contain a counter, e.g. two equivalent states swapped by a letter).
-    Raises ValueError naming ``max_monoid_size`` if the syntactic monoid is
-    larger than that limit.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The automaton of the language.
+    max_monoid_size : int, optional
+        The most elements the syntactic monoid may have. Keyword only.
+
+    Returns
+    -------
+    StarFreeCertificate
+        The verdict, true when the syntactic monoid is aperiodic, with its evidence.
+
+    Raises
+    ------
+    ValueError
+        Naming ``max_monoid_size``, if the syntactic monoid is larger than that limit.
+
+    Examples
+    --------
+    Sigma* b Sigma* is star-free (its syntactic monoid is {1, 0}); parity is not, and the
+    letter b witnesses the group Z2:
+
+    >>> from lagtheory.languages import CONTAINS_B, PARITY
+    >>> is_star_free(CONTAINS_B)
+    StarFreeCertificate(star_free=True, monoid_size=2, aperiodicity_index=1, witness=None, period=None)
+    >>> certificate = is_star_free(PARITY)
+    >>> bool(certificate), certificate.witness, certificate.period
+    (False, ('b',), 2)
     """
     if not isinstance(dfa, DFA):
         raise TypeError(f"dfa must be a DFA, got {type(dfa).__name__}")

@@ -24,26 +24,26 @@ def sigmoid(x: sp.Expr) -> sp.Expr:
 
 
 def logistic_loss(margin: sp.Expr) -> sp.Expr:
-    """l(z) = log(1 + e^(-z)) (book eq. eq-population-loss)."""
+    """l(z) = log(1 + e^(-z)) (:eq:`eq-population-loss`)."""
     return sp.log(1 + sp.exp(-margin))
 
 
 def attention_weight_of_b(scaling: str = "log") -> sp.Expr:
-    """Weight of one b among k b's and n - k a's (book eq. eq-attention):
+    """Weight of one b among k b's and n - k a's (:eq:`eq-attention`):
     n^theta_b / (k n^theta_b + (n - k) n^theta_a), or with e in place of n unscaled."""
     base = n if scaling == "log" else sp.E
     return base**theta_b / (k * base**theta_b + (n - k) * base**theta_a)
 
 
 def pooled_weight(scaling: str = "log") -> sp.Expr:
-    """p(n, k; t) = k n^t / (k n^t + n - k) (book eq. eq-pooled-weight), or
-    k e^t / (k e^t + n - k) unscaled (eq-unscaled)."""
+    """p(n, k; t) = k n^t / (k n^t + n - k) (:eq:`eq-pooled-weight`), or
+    k e^t / (k e^t + n - k) unscaled :eq:`eq-unscaled`."""
     base = n if scaling == "log" else sp.E
     return k * base**t / (k * base**t + n - k)
 
 
 def readout(scaling: str = "log") -> sp.Expr:
-    """F = u_a (1 - p) + u_b p (book eq. eq-readout), in the original output coordinates."""
+    """F = u_a (1 - p) + u_b p (:eq:`eq-readout`), in the original output coordinates."""
     p = pooled_weight(scaling)
     return u_a * (1 - p) + u_b * p
 
@@ -54,7 +54,7 @@ def readout_reduced(scaling: str = "log") -> sp.Expr:
 
 
 def positive_loss(scaling: str = "log") -> sp.Expr:
-    """Loss of one positive string, l(f(n, k)) with f of eq. (eq-readout)."""
+    """Loss of one positive string, l(f(n, k)) with f of :eq:`eq-readout`."""
     return logistic_loss(readout(scaling))
 
 
@@ -64,7 +64,7 @@ def negative_loss() -> sp.Expr:
 
 
 def closed_form_gradients(scaling: str = "log") -> dict[str, sp.Expr]:
-    """Per-positive-string closed forms of Lemma lem-gradients (eq-grad-u, eq-grad-t):
+    """Per-positive-string closed forms of :prf:ref:`lem-gradients` (:eq:`eq-grad-u`, :eq:`eq-grad-t`):
     d l/d u_a = -sigma(-f)(1 - p), d l/d u_b = -sigma(-f) p,
     d l/d t = -(u_b - u_a) sigma(-f) s(n) p (1 - p), with s(n) = log n or 1."""
     p = pooled_weight(scaling)

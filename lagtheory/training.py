@@ -33,7 +33,7 @@ import torch
 from numpy.typing import NDArray
 
 from ._validation import check_scaling
-from .exact_recognition import check_max_length, recognition_trusted
+from .exact_recognition import _recognition_trusted, check_max_length
 from .schedules import Phase, step_plan
 
 OPTIMISERS = ("sgd", "adam")
@@ -235,7 +235,7 @@ class TrajectoryRecorder:
         """Add one point (the start, then the point after each step). ``theta`` and ``u`` are finite
         float64 vectors of length 2 (not checked: the runs check their starting point, and the steps
         keep it finite)."""
-        verdict = recognition_trusted(theta, u, self.max_length, self.scaling)
+        verdict = _recognition_trusted(theta, u, self.max_length, self.scaling)
         self.thetas.append(np.array(theta, dtype=np.float64))
         self.us.append(np.array(u, dtype=np.float64))
         self.losses.append(loss)

@@ -205,3 +205,22 @@ def test_cell_figures_open_at_full_size(driver):
     unlinked = figures.count(None)
     missing = [href for href in figures if href and not (page.parent / href).is_file()]
     assert unlinked == 0 and not missing, f"{unlinked} figures without a link; links to missing files: {missing}"
+
+
+def raw_rest_runs(html: str) -> list[str]:
+    """The reST markup shown as text on a page: ``literal`` runs and :role:`target` runs."""
+    text = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", text)
+    return re.findall(r"``[^`]+``|:[a-z]+(?::[a-z]+)?:`[^`]+`", text)
+
+
+def test_raw_rest_runs_are_found():
+    page = "<p>see <code>x</code>, ``p(n, k)`` and :func:`population`, :prf:ref:`thm-threshold`</p>"
+    assert raw_rest_runs(page) == ["``p(n, k)``", ":func:`population`", ":prf:ref:`thm-threshold`"]
+    assert raw_rest_runs('<p><code class="xref py">population()</code> (1.3)</p>') == []
+
+
+def test_api_page_shows_no_raw_rest():
+    """The docstrings are rendered (napoleon, roles resolved), not shown as reST source."""
+    runs = raw_rest_runs((_site() / "book" / "api.html").read_text(encoding="utf-8"))
+    assert not runs, f"{len(runs)} raw reST runs on the API page, e.g. {runs[:5]}"

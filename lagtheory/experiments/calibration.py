@@ -22,11 +22,12 @@ from .design import RATIOS, READOUT_SCALES, Study, TaskDesign, main_level, train
 from .engine import Task, run_rows
 
 CALIBRATION_SEEDS = tuple(range(10**6, 10**6 + 5))
+"""The seeds of every calibration run, 1000000 to 1000004."""
 RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
     "sgd": tuple(10.0 ** (k / 2) for k in range(-6, 5)),
     "adam": tuple(10.0 ** (k / 2) for k in range(-8, 1)),
 }
-"""The coarse grids of base rates, per optimiser: 1e-3..100 for SGD, 1e-4..1 for Adam (an Adam step moves every coordinate by about the rate), sqrt(10) apart."""
+"""The coarse grids of base rates, per optimiser; 1e-3..100 for SGD, 1e-4..1 for Adam (an Adam step moves every coordinate by about the rate), sqrt(10) apart."""
 
 
 def final_training_loss(losses: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -55,18 +55,21 @@ from .engine import Task, TrainingConfig
 
 OPTIMISERS = ("sgd", "adam")
 READOUT_SCALES = (0.01, 0.1, 0.3, 1.0, 3.0)
+"""The readout initialisation scales of the main grid."""
 RATIOS = (0.1, 0.3, 1.0, 3.0, 10.0)
+"""The attention/output step-size ratios of the main grid."""
 CENTRE = (0.3, 1.0)
 """(readout scale, attention/output ratio) of the centre of the main grid."""
 ATTENTION_SCALE = 0.1
 """The attention starts i.i.d. N(0, ATTENTION_SCALE^2) except in the initialisation sweep."""
 MAIN_SCHEDULES = ("joint", "lag", "three-phase")
+"""The schedules run at every cell of the main grid."""
 BUDGETS = (0.25, 0.5, 2.0, 4.0)
 BASE_RATE_FACTORS = (1 / math.sqrt(10), math.sqrt(10))
 SWEPT_ATTENTION_INITS = ("zero", "preset")
 """The levels of the initialisation sweep (every other cell starts ``"random"``)."""
 SWEEPS = ("main", "attention_init", "budget", "accounting", "base_rate", "fixed")
-"""The sweeps of the sweep design, and ``"fixed"``: the cells of a study that is not a sweep."""
+"""The sweeps of the sweep design, and ``"fixed"``; the cells of a study that is not a sweep."""
 MARGIN = math.log10(1.1)
 PRIMARY = "log10_test_loss"
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 Work = Callable[[Any], Mapping[str, Any]]
-"""The computation of one unit: payload -> its JSON-ready result."""
+"""The computation of one unit; payload -> its JSON-ready result."""
 
 
 def fingerprint(payload: Any) -> str:

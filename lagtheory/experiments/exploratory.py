@@ -41,6 +41,7 @@ from .regimes import effect, regime_map, tasks_of, verdict_counts
 
 STUDY_NAMES = ("languages", "regression", "icl")
 ALPHA = 0.05
+"""The level of the exploratory tests, applied to Holm-adjusted p-values."""
 
 
 def load_exploratory(folder: str | Path = Path("book/data")) -> dict[str, dict[str, Any]]:

@@ -3,7 +3,7 @@ language, read through which features, with or without a first-position marker.
 
 Each task pairs a regular language of :mod:`lagtheory.languages` with the
 simplest input features that let the book's shallow transformer
-(:class:`lagtheory.model.ShallowTransformer`, ``def-model``: one length-scaled
+(:class:`lagtheory.model.ShallowTransformer`, :prf:ref:`def-model`: one length-scaled
 attention layer with a fixed query, linear readout) express it:
 
 * ``tokens``: position i carries the one-hot symbol x_i (vocabulary {a, b},
@@ -105,7 +105,7 @@ class LanguageTask:
 
     @property
     def position_scores(self) -> int:
-        """How many first positions carry their own learned attention score: 1 with the marker, else
+        """How many first positions carry their own learned attention score; 1 with the marker, else
         ``learned_positions``."""
         return 1 if self.first_position_marker else self.learned_positions
 
@@ -191,5 +191,5 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
         ),
     }
 )
-"""The tasks of the chapter: six star-free language tasks (the last two add distractors, and learned
+"""The tasks of the chapter; six star-free language tasks (the last two add distractors, and learned
 positional information) and the non-star-free control PARITY."""

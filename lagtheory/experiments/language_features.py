@@ -52,7 +52,7 @@ def padded_feature_ids(
 ) -> NDArray[np.int64]:
     """The feature id of every position of padded words (module docstring), shape (rows, width);
     ``words`` (rows, width) holds word r in its first ``lengths[r]`` entries, with symbols
-    0..``alphabet_size`` - 1, and the ids past a word's end are -1."""
+    0 to ``alphabet_size - 1``, and the ids past a word's end are -1."""
     _check_features(features)
     k = check_integer(alphabet_size, "alphabet_size", 2)
     words = np.asarray(words)

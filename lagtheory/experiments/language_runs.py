@@ -1,6 +1,6 @@
 """The language experiment as an engine task (:mod:`lagtheory.experiments.engine`).
 
-Data (``def-data``, with our choices for these languages): the label y = +1
+Data (:prf:ref:`def-data`, with our choices for these languages): the label y = +1
 or -1 with probability 1/2, the length n uniform on the lengths in
 1..max_train_length at which the class of y is non-empty, and the word uniform
 among the words of length n with label y
@@ -50,7 +50,7 @@ def default_horizon_lengths() -> tuple[int, ...]:
 @dataclass(frozen=True)
 class LanguageSetting:
     """The data and tests of the language experiment (the same for every language and schedule):
-    training lengths 1..``max_train_length``; ``test_per_class`` random words of each class at each
+    training lengths 1 to ``max_train_length``; ``test_per_class`` random words of each class at each
     of ``test_lengths`` drawn from ``test_seed``; the exact worst case at each of ``horizon_lengths``."""
 
     max_train_length: int = 40
@@ -72,7 +72,7 @@ class LanguageSetting:
 LANGUAGE_TRAINING = TrainingConfig(
     steps=150, attention_lr=0.5, output_lr=0.5, warm_steps=40, big_step=100.0, batch_size=32, output_scale=0.1
 )
-"""The regime of the chapter: SGD, one step size 0.5, attention at 0, readout N(0, 0.1^2)."""
+"""The regime of the chapter; SGD, one step size 0.5, attention at 0, readout N(0, 0.1^2)."""
 
 
 @dataclass(frozen=True)

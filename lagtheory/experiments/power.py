@@ -103,8 +103,8 @@ def _over_sample_sd(n: int, probability: Any) -> float:
 def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     """Power of the two-sided paired t-test at level ``alpha`` with ``n`` pairs whose differences are normal
     with mean ``effect`` and standard deviation ``sd``: given the sample sd s, the mean is N(effect, sd^2 / n)
-    and the test rejects where |mean| > t s / sqrt(n) (t the critical value), so the power is the expectation
-    over s of P(|mean| > t s / sqrt(n)) (exact up to quadrature)."""
+    and the test rejects where ``|mean| > t s / sqrt(n)`` (t the critical value), so the power is the expectation
+    over s of ``P(|mean| > t s / sqrt(n))`` (exact up to quadrature)."""
     n = check_integer(n, "n", 2)
     if not sd > 0:
         raise ValueError(f"sd must be > 0, got {sd!r}")
@@ -174,7 +174,7 @@ def planning_effects(records: Mapping[str, Mapping[str, Any]], optimiser: str) -
     :data:`TARGET_LEVELS` of every task with ``optimiser``: failure discordance ``p10`` (only joint fails) and
     ``p01`` (only lag fails); the same for exact recognition on languages (``r10``: only lag recognises,
     ``r01``: only joint); for the conditional log loss the share of pairs where both succeed, the median over
-    cells of |mean difference| and of the standard deviation of the differences."""
+    cells of ``|mean difference|`` and of the standard deviation of the differences."""
     pairs = joint_only = lag_only = 0
     recognised_pairs = lag_recognises = joint_recognises = 0
     both = 0

@@ -3,7 +3,7 @@
 A quantity computed at step 0, before any training, from the model, the data and
 the optimiser of a configuration (the task and its
 :class:`~lagtheory.experiments.engine.TrainingConfig`), not from any run's
-outcome. The mechanism of the book ({prf:ref}`lem-gradients`) is that the
+outcome. The mechanism of the book (:prf:ref:`lem-gradients`) is that the
 attention gradient is only as informative as the readout already is: lag should
 matter where joint training's first step would move the attention, in loss terms,
 at least as much as the readout. The first step of joint training lowers the
@@ -39,12 +39,12 @@ import torch
 from .engine import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
 
 PREDICTOR_SEEDS: tuple[int, ...] = tuple(range(2_000_000, 2_000_032))
-"""The 32 seeds the predictor is computed on: their initialisation and step-0 batch only, disjoint from the
+"""The 32 seeds the predictor is computed on; their initialisation and step-0 batch only, disjoint from the
 exploratory seeds (0..59 have been used), the calibration seeds (10^6..10^6+4) and the registered confirmatory
 seeds."""
 
 THRESHOLD = 0.0
-"""The frozen decision threshold on :func:`first_step_balance`: "lag helps" is predicted where the balance is
+"""The frozen decision threshold on :func:`first_step_balance`; "lag helps" is predicted where the balance is
 >= THRESHOLD, i.e. where joint training's first step lowers the loss at least as much through the attention as
 through the readout. Chosen on the exploratory records (``lagtheory.experiments.predictor_evaluation``)."""
 
@@ -99,7 +99,7 @@ def first_step_balance(task: Task, config: TrainingConfig, seeds: Sequence[int] 
     first-order loss decrease over the readout's, at step 0 of joint training under ``config`` on ``task``.
 
     -inf where the attention's gradient vanishes on every seed (as from zero initialisation in the theorem's
-    setting, {prf:ref}`lem-gradients`), +inf where the readout's does; ValueError if both do. Predict "lag helps"
+    setting, :prf:ref:`lem-gradients`), +inf where the readout's does; ValueError if both do. Predict "lag helps"
     where the value is >= :data:`THRESHOLD`."""
     decreases = first_step_decreases(task, config, seeds)
     attention, output = float(decreases["attention"].mean()), float(decreases["output"].mean())

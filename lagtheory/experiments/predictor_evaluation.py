@@ -52,13 +52,16 @@ from .regimes import tasks_of
 from .studies import study
 
 SWEEPS = ("main", "attention_init")
+"""The sweeps of the exploratory records whose cells the evaluation reads."""
 OUTPUT = Path("book/data/predictor_exploratory.json")
+"""Where the exploratory evaluation is written."""
 PREDICTIONS = Path("book/data/predictor_predictions.json")
+"""Where the predictions for the held-out validation cells are written."""
 RESAMPLES = 4000
 VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
-"""Readout scales of the validation cells: between the grid's (0.05, 0.5, 2) and beyond it (10)."""
+"""Readout scales of the validation cells; between the grid's (0.05, 0.5, 2) and beyond it (10)."""
 VALIDATION_RATIOS = (0.5, 2.0, 30.0)
-"""Attention/output step-size ratios of the validation cells: between the grid's (0.5, 2) and beyond it (30)."""
+"""Attention/output step-size ratios of the validation cells; between the grid's (0.5, 2) and beyond it (30)."""
 
 
 def lag_helps(joint_only: int, lag_only: int, p_value: float) -> bool:

@@ -2,7 +2,7 @@
 
 A record holds, for every cell of a study, every seed's value of every stored
 quantity for every schedule of the cell, so anyone can re-analyse the runs
-paired:
+paired::
 
     {"format": "lagtheory-study-2", "study", "description", "metric", "primary",
      "higher_is_better", "binary", "margin", "margin_rule", "seeds_rule",
@@ -125,7 +125,7 @@ def cell_configuration(cell: Cell) -> dict[str, Any]:
 
 
 def cell_from_configuration(the_study: Study, configuration: Mapping[str, Any]) -> Cell:
-    """The :class:`Cell` of a stored configuration (:func:`cell_configuration`)."""
+    """The :class:`~lagtheory.experiments.design.Cell` of a stored configuration (:func:`cell_configuration`)."""
     return Cell(
         configuration["cell"],
         configuration["task"],

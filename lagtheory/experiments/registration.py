@@ -23,13 +23,16 @@ from typing import Any
 
 PAGE = Path("book/registration.md")
 HASH_FILE = Path("book/data/registration.sha256")
+"""The file holding the registered section's SHA-256."""
 BEGIN = "<!-- registered section: begin -->"
+"""The line before the registered section."""
 END = "<!-- registered section: end -->"
+"""The line after the registered section."""
 
 SEEDS_PER_CELL = 100
 """Paired seeds per confirmatory cell (the page's power calculation, :mod:`lagtheory.experiments.power`)."""
 CONFIRMATORY_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_000 + SEEDS_PER_CELL))
-"""The fresh seeds of the confirmatory runs: no earlier run has used them."""
+"""The fresh seeds of the confirmatory runs; no earlier run has used them."""
 EXPLORATORY_SEEDS: tuple[int, ...] = tuple(range(30))
 """The seeds of the exploratory records, on which best-vs-best tuning is done."""
 CONFIRMATORY_LEVELS: Mapping[str, str] = {
@@ -47,7 +50,7 @@ WINDOW_SHARE = 0.9
 """A grid rate is inside a schedule's step-size window when at least this share of the seeds succeed there."""
 ALPHA = 0.05
 FAILURE_MARGIN = 0.1
-"""Equivalence margin of the binary outcomes: the discordance rate, which bounds the difference of the two
+"""Equivalence margin of the binary outcomes; the discordance rate, which bounds the difference of the two
 failure (or recognition) rates, below 0.1."""
 
 

@@ -18,11 +18,11 @@ parameters):
 
 trained on the squared loss ``(f - y)^2``. With ``q = t e_0`` the weight of
 the marked token is ``n^(marker t) / (n^(marker t) + n - 1)``, the pooled
-weight ``p(n, 1; marker t)`` of the book (eq. ``eq-pooled-weight``), so the
-threshold ``marker t > 1`` of ``thm-threshold`` is what length generalisation
+weight ``p(n, 1; marker t)`` of the book :eq:`eq-pooled-weight`, so the
+threshold ``marker t > 1`` of :prf:ref:`thm-threshold` is what length generalisation
 needs here too. The readout enters ``df/dq`` as a factor: at ``v = 0``, ``f``
 is identically 0 and the query gradient is exactly 0 (the analogue of
-``lem-gradients``).
+:prf:ref:`lem-gradients`).
 
 Lengths vary within a batch (padding plus a mask). Runs go through the shared
 driver :class:`lagtheory.experiments.sequence_tasks.SequenceRegression` and the

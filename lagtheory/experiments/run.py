@@ -37,7 +37,7 @@ from .records import write_record
 from .studies import STUDIES, run_study
 
 BOOK_DATA = Path("book") / "data"
-"""Where records go by default: ``book/data`` under the working directory, the repository root
+"""Where records go by default; ``book/data`` under the working directory, the repository root
 (the package may be installed as a wheel, far from any checkout)."""
 
 

@@ -114,10 +114,10 @@ class SeedStream:
 class SequenceRegression:
     """An engine task on the squared loss with held-out batches per test size (module docstring).
 
-    Subclasses set ``name`` and ``setting`` and implement :meth:`parameter_shapes`,
-    :meth:`preset_attention`, :meth:`sample` (one seed's batch), :meth:`predict`
+    Subclasses set ``name`` and ``setting`` and implement :meth:`~lagtheory.experiments.engine.Task.parameter_shapes`,
+    :meth:`~lagtheory.experiments.engine.Task.preset_attention`, :meth:`sample` (one seed's batch), :meth:`predict`
     (parameters with leading dimensions, a batch with or without a seed dimension),
-    :meth:`target` and :meth:`observe`.
+    :meth:`target` and :meth:`~lagtheory.experiments.engine.Task.observe`.
     """
 
     name: str
@@ -134,9 +134,11 @@ class SequenceRegression:
         raise NotImplementedError
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
+        """The predictions of the models ``params`` on ``batch`` (implemented by subclasses)."""
         raise NotImplementedError
 
     def target(self, batch: Any) -> torch.Tensor:
+        """The regression targets of ``batch`` (implemented by subclasses)."""
         raise NotImplementedError
 
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> SeedStream:

@@ -21,7 +21,7 @@ and y_hat = <w, z_bar> (the mean pair), which the output layer can move
 alone. The preset attention K = (I_D; 0) with w = e_(D+1) predicts
 sum_i alpha_i y_i with alpha_i proportional to exp(<x_i, x_q>), which tends
 to E[y e^(<x, x_q>)] / E[e^(<x, x_q>)] = <beta, x_q> = y_q as m grows (for
-x ~ N(0, I), E[x e^(<x, a>)] = a e^(|a|^2 / 2)): a solution that gets better
+x ~ N(0, I), ``E[x e^(<x, a>)] = a e^(|a|^2 / 2)``): a solution that gets better
 with the context size, as length generalisation asks.
 """
 

@@ -73,7 +73,7 @@ def run_cells(
 
 
 Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mapping[str, int], str], Mapping[str, Any]]
-"""How :func:`run_study` has units run: ``(units, work, weights, what they count) -> unit name -> result``;
+"""How :func:`run_study` has units run; ``(units, work, weights, what they count) -> unit name -> result``;
 :func:`serially` here, or :func:`lagtheory.experiments.distributed.run_units` on a cluster."""
 
 
@@ -96,7 +96,7 @@ def task_payload(design: TaskDesign) -> dict[str, Any]:
 
 
 def design_of(the_study: Study, payload: Mapping[str, Any]) -> TaskDesign:
-    """The :class:`TaskDesign` of :func:`task_payload`'s output."""
+    """The :class:`~lagtheory.experiments.design.TaskDesign` of :func:`task_payload`'s output."""
     name = payload["name"]
     setting = config_from_dict(the_study.setting_types[name], payload["setting"])
     return TaskDesign(name, setting, payload["steps"], payload["batch_size"], payload["description"])
@@ -236,12 +236,12 @@ def reproduce(
 # -- the studies ------------------------------------------------------------------------------
 
 STAR_FREE = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "FIRST_LEARNED")
-"""The star-free language tasks of the study (the last two: distractors, learned positions)."""
+"""The star-free language tasks of the study (the last two with distractors and learned positions)."""
 
 LANGUAGE_SETTING = LanguageSetting(
     horizon_lengths=tuple(range(1, 41)) + tuple(int(n) for n in np.unique(np.round(np.geomspace(50, 1e12, 12))))
 )
-"""The language data of the study: the chapter's, with the exact check at every length 1..40 and at 12
+"""The language data of the study; the chapter's, with the exact check at every length 1..40 and at 12
 lengths spaced evenly in log from 50 to 1e12."""
 LANGUAGES = Study(
     name="languages",
@@ -286,12 +286,12 @@ ICL = Study(
 )
 
 TRANSFORMER_STUDY_LANGUAGES = (*STUDY_LANGUAGES, "LAST_B", "TWO_B", "PARITY")
-"""The languages of the transformer study: the language study's star-free languages that
+"""The languages of the transformer study; the language study's star-free languages that
 :class:`~lagtheory.experiments.transformer_runs.TransformerLanguageRuns` supports (FIRST_LEARNED is FIRST
 read through other features), the two new star-free languages LAST_B and TWO_B, and the non-star-free
 control PARITY (:mod:`lagtheory.experiments.transformer_languages`)."""
 TRANSFORMER_SCHEDULES = tuple(name for name in SCHEDULE_NAMES if name != "one-step")
-"""The schedules of the transformer study: joint, lag, lead, three-phase and the two-timescale schedules
+"""The schedules of the transformer study; joint, lag, lead, three-phase and the two-timescale schedules
 of :data:`lagtheory.schedules.SCHEDULE_NAMES`."""
 
 
@@ -350,6 +350,7 @@ TRANSFORMER = Study(
 )
 
 STUDIES: Mapping[str, Study] = {study.name: study for study in (LANGUAGES, REGRESSION, ICL, TRANSFORMER)}
+"""The studies by name (languages, regression, in-context regression, transformer)."""
 
 
 def study(name: str) -> Study:

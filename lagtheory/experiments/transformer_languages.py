@@ -50,7 +50,7 @@ LAST_B = DFA(
     start="last_a",
     accepting={"last_b"},
 )
-"""Sigma* b: the words whose last letter is b (star-free; not used by the language study)."""
+"""Sigma* b; the words whose last letter is b (star-free; not used by the language study)."""
 
 TWO_B = DFA(
     states=("none", "one", "two"),
@@ -66,7 +66,7 @@ TWO_B = DFA(
     start="none",
     accepting={"two"},
 )
-"""Sigma* b Sigma* b Sigma*: the words with at least two b's (star-free; not used by the language study)."""
+"""Sigma* b Sigma* b Sigma*; the words with at least two b's (star-free; not used by the language study)."""
 
 STUDY_LANGUAGES = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C")
 NEW_LANGUAGES = ("LAST_B", "TWO_B")
@@ -80,7 +80,7 @@ TRANSFORMER_LANGUAGES: Mapping[str, DFA] = MappingProxyType(
         "PARITY": PARITY,
     }
 )
-"""The languages of the transformer task (module docstring): the study's star-free languages, two new
+"""The languages of the transformer task (module docstring); the study's star-free languages, two new
 star-free languages, and the non-star-free control."""
 
 

@@ -147,6 +147,7 @@ class MLP(nn.Module):
         self.w_out, self.b_out = _parameter(hidden, width), _parameter(width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Map ``x`` (..., d) to (..., d)."""
         hidden = torch.nn.functional.gelu(x @ (self.w_in / math.sqrt(self.w_in.shape[0])) + self.b_in)
         return hidden @ (self.w_out / math.sqrt(self.w_out.shape[0])) + self.b_out
 
@@ -160,6 +161,7 @@ class Block(nn.Module):
         self.mlp = MLP(shape.width, shape.mlp_width)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """Map ``x`` (batch, length, d) to (batch, length, d); ``keep`` (batch, length) is True at real tokens."""
         x = x + self.attention(_layer_norm(x), keep)
         return x + self.mlp(_layer_norm(x))
 
@@ -184,6 +186,7 @@ class SmallTransformer(nn.Module):
         self.readout_bias = _parameter()
 
     def forward(self, tokens: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """The output f of every word, shape (batch,), for ``tokens`` and ``keep`` (batch, length)."""
         length = tokens.shape[-1]
         if length > self.shape.max_positions:
             raise ValueError(f"tokens must have at most max_positions = {self.shape.max_positions} positions")

@@ -8,7 +8,7 @@ Data: as in the language study (:mod:`lagtheory.experiments.language_runs`), the
 probability 1/2, the length uniform on the lengths 1..N0 (``max_train_length``) at which the
 label's class is non-empty, the word uniform in that class
 (:func:`lagtheory.experiments.word_sampling.labelled_words`), from each seed's own training stream
-``seed_rng(seed, 1)``; the loss is the logistic loss of the output (eq-population-loss).
+``seed_rng(seed, 1)``; the loss is the logistic loss of the output :eq:`eq-population-loss`.
 
 Evaluation at each test length n (by default N0, 4 N0 and 16 N0, every word of one length, drawn
 from ``seed_rng(test_seed, n)``): ``test_per_class`` uniform words of each class, and the hard
@@ -43,7 +43,7 @@ from .word_sampling import labelled_words, sample_strings
 @dataclass(frozen=True)
 class TransformerSetting:
     """The data, tests and architecture of the transformer task: training lengths
-    1..``max_train_length`` (N0); at each of ``test_lengths`` (None: N0, 4 N0, 16 N0),
+    1 to ``max_train_length`` (N0); at each of ``test_lengths`` (None: N0, 4 N0, 16 N0),
     ``test_per_class`` random words of each class and ``pairs_per_class`` minimal pairs started from
     each class, drawn from ``test_seed``; the test words are evaluated ``eval_chunk`` words at a time
     (memory). The architecture fields (``width`` ... ``embedding_group``) are those of
@@ -111,7 +111,7 @@ TRANSFORMER_TRAINING = TrainingConfig(
     attention_init="random",
     attention_scale=0.5,
 )
-"""An exploratory regime (not calibrated): Adam, one step size 0.01, every parameter drawn
+"""An exploratory regime (not calibrated); Adam, one step size 0.01, every parameter drawn
 N(0, 0.5^2) (weight matrices then enter divided by the square root of their fan-in); the attention
 must start random (at 0, the value and output projections would both be 0, a saddle that no
 gradient leaves)."""

@@ -8,7 +8,7 @@ and a word x of length n with label y,
 
 with v_i the feature of position i and s_i the learned score of position i
 (the marker s on position 1, or the learned scores of the first P
-positions; 0 elsewhere) (``eq-attention``, ``eq-readout``), so every word of
+positions; 0 elsewhere) (:eq:`eq-attention`, :eq:`eq-readout`), so every word of
 length n with label y is right iff the minimum over those words of this sum
 of per-position costs is > 0. The first Q = max(P, 1) positions are
 enumerated; the rest of a word is a path of n - Q steps through the product
