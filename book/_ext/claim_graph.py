@@ -4,7 +4,7 @@ linked box per statement.
 Pure layout and drawing (no Sphinx): :func:`render_svg` takes the statements in
 reading order, each with its link, status and check cells (already resolved to
 links by ``claim_links``), and the citation edges, and returns SVG markup;
-:func:`render_tikz` draws the same layout (:func:`layout`, :func:`_edge_curves`) for LaTeX.
+``render_tikz`` draws the same layout (``layout``, ``_edge_curves``) for LaTeX.
 
 * Chapters are horizontal bands, top to bottom in reading order, each headed by
   the chapter's number and title (a link to the chapter); a band holds its
