@@ -123,7 +123,7 @@ def main(arguments: list[str] | None = None) -> Path:
                 from dask.distributed import LocalCluster
 
                 cluster = stack.enter_context(
-                    LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+                    LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0")
                 )
                 scheduler.append(cluster.scheduler_address)
             return run_units(
