@@ -81,6 +81,15 @@ def test_holm_families_and_verdicts_by_hand():
     # Holm over the three tested cells: 3 * 0.01, max(0.03, 2 * 0.02), max(0.04, 0.5)
     assert [v[c]["p_adjusted"] for c in "abc"] == pytest.approx([0.03, 0.04, 0.5])
     assert [v[c]["verdict"] for c in "abcd"] == ["helps", "hurts", "equivalent", "not estimable"]
+    # (b): lag is favoured by a lower loss, a negative mean difference lag - joint
+    conditional = {
+        "lower": {"estimable": True, "mean": -0.1, "p": 0.001, "p_equivalence": 0.5},
+        "higher": {"estimable": True, "mean": 0.1, "p": 0.001, "p_equivalence": 0.5},
+    }
+    assert {c: v["verdict"] for c, v in CA.family_verdicts(conditional).items()} == {
+        "lower": "helps",
+        "higher": "hurts",
+    }
     assert CA.robust_verdict(["helps"] * 4) == "helps robustly"
     assert CA.robust_verdict(["helps"] * 3 + ["undetermined"]) == "depends on tuning or accounting"
 
