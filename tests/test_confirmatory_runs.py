@@ -216,6 +216,36 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
         )
 
 
+def test_validation_stage(tmp_path, monkeypatch):
+    monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
+    output = tmp_path / "validation.json"
+    tiny = ["--tasks", "regression", "--optimisers", "adam", "--seeds", "2", "--steps", "8"]
+    CR.main(["--stage", "validation", *tiny, "--workers", "1", "--output", str(output), "--quiet"])
+    record = json.loads(output.read_text())
+    check_record(record)
+    calibration = record["calibration"]["regression"]["adam"]
+    assert len(record["cells"]) == 12 and len(calibration["levels"]) == 12
+    for name, entry in record["cells"].items():
+        configuration = entry["configuration"]
+        level = f"scale={configuration['readout_scale']:g} ratio={configuration['ratio']:g}"
+        assert name == f"regression/adam/validation/{level}"
+        assert entry["calibrated_rate"] == calibration["base_rates"][level]
+        rate = entry["calibrated_rate"]
+        assert set(entry["runs"]) == {f"joint rate={rate:g}", f"lag rate={rate:g} warm=0.25 accounting=total"}
+        lag = entry["runs"][f"lag rate={rate:g} warm=0.25 accounting=total"]["training"]
+        assert (lag["output_scale"], lag["attention_lr"] / lag["output_lr"]) == pytest.approx(
+            (configuration["readout_scale"], configuration["ratio"])
+        )
+    # the calibration at the validation levels is the exploratory rule: the chosen rate is the grid's argmin of
+    # the stored means (diverged rates stored as None are never chosen)
+    for k, level in enumerate(calibration["levels"]):
+        means = [row[k] if row[k] is not None else math.inf for row in calibration["mean_log10_final_training_loss"]]
+        assert calibration["base_rates"][level] == calibration["grid"][int(np.argmin(means))]
+    assert {tuple(map(float, (lvl.split()[0][6:], lvl.split()[1][6:]))) for lvl in calibration["levels"]} == set(
+        CD.validation_levels()
+    )
+
+
 def test_bad_arguments_are_refused(capsys):
     for bad, message in (
         (["--tasks", "NOPE"], "--tasks must be among"),
@@ -223,6 +253,7 @@ def test_bad_arguments_are_refused(capsys):
         (["--seeds", "101"], "--seeds must be at most 100"),
         (["--steps", "2"], "--steps must be at least 4"),
         (["--workers", "0"], "--workers must be at least 1"),
+        (["--levels", "centre", "--stage", "validation"], "the validation stage has its own"),
     ):
         with pytest.raises(SystemExit):
             CR.main(["--stage", "grid", *bad, "--quiet"])

@@ -293,6 +293,8 @@ def plan_of(args: argparse.Namespace, parse: argparse.ArgumentParser) -> Plan:
     if args.steps is not None:
         tasks = [(study, dataclasses.replace(design, steps=args.steps)) for study, design in tasks]
     levels = tuple(CONFIRMATORY_LEVELS)
+    if args.levels is not None and args.stage == "validation":
+        parse.error("--levels selects registered cells; the validation stage has its own (readout x ratio) cells")
     if args.levels is not None:
         unknown = [label for label in args.levels if label not in levels]
         if unknown:
