@@ -8,6 +8,7 @@ import pytest
 import scipy.stats
 
 from lagtheory.experiments import confirmatory_analysis as CA
+from lagtheory.experiments.exploratory import load_exploratory
 from lagtheory.experiments.registration import stored_hash
 
 
@@ -135,8 +136,16 @@ def synthetic_records():
         "stage": "grid",
         "trial": None,
         "cells": {
-            "A": {"shared_rate": 0.1, "runs": runs_of(lambda s, r, a: language(s == "joint"), rates)},
-            "B": {"shared_rate": 1.0, "runs": runs_of(lambda s, r, a: same, rates)},
+            "A": {
+                "configuration": {"optimiser": "adam"},
+                "shared_rate": 0.1,
+                "runs": runs_of(lambda s, r, a: language(s == "joint"), rates),
+            },
+            "B": {
+                "configuration": {"optimiser": "sgd"},
+                "shared_rate": 1.0,
+                "runs": runs_of(lambda s, r, a: same, rates),
+            },
         },
     }
     choice = {"schedule": "joint", "base_rate": 1.0, "warm_fraction": None, "accounting": "both"}
@@ -168,7 +177,11 @@ def synthetic_records():
 
 def test_analyse_synthetic_records_verdicts_by_hand():
     grid, best = synthetic_records()
-    result = CA.analyse(grid, best, resamples=1000)
+    power = {
+        "adam": {"failure": 0.9, "recognition": 0.99, "conditional": 0.8, "equivalence_seeds": 2000},
+        "sgd": {"failure": 0.7, "recognition": 0.8, "conditional": 0.3, "equivalence_seeds": 700},
+    }
+    result = CA.analyse(grid, best, resamples=1000, power=power)
     failure = result["outcomes"]["failure"]
     # A: joint fails on all 12 seeds, lag on none, except best-vs-best under equal total steps, where lag's
     # choice (warm-up 1/8, from the best record) fails too. B: identical runs. Holm over A and B: 2 * 2 / 2**12.
@@ -192,7 +205,14 @@ def test_analyse_synthetic_records_verdicts_by_hand():
     assert recognition["best total"]["A"]["verdict"] == "undetermined"
     # conditional: A never has both succeeding; B's differences are all 0 (equivalent, p of difference 1)
     conditional = result["outcomes"]["conditional"]["shared joint"]
-    assert conditional["A"] == {"estimable": False, "n": 0, "verdict": "not estimable"}
+    assert conditional["A"] == {
+        "estimable": False,
+        "n": 0,
+        "verdict": "not estimable",
+        "design_power": 0.8,
+        "equivalence_seeds": 2000,
+    }
+    assert failure["best joint"]["B"]["design_power"] == 0.7  # B is an SGD cell
     assert conditional["B"]["verdict"] == "equivalent" and conditional["B"]["p_adjusted"] == 1.0
     # windows: A only lag has one (ratio +inf, helps); B the same window (ratio 1)
     assert result["window"]["total"]["A"]["ratio"] == math.inf and result["window"]["total"]["A"]["verdict"] == "helps"
@@ -207,3 +227,12 @@ def test_trials_and_other_registrations_are_refused():
         CA.analyse({**grid, "registration": "0" * 64}, best)
     with pytest.raises(ValueError, match="trial"):
         CA.analyse(grid, {**best, "trial": {"seeds": 2}})
+
+
+def test_design_power_is_the_registered_table():
+    # the registration's table: power at 100 seeds 0.939 (Adam, failure), 0.279 (SGD, (b) difference); the
+    # seeds (b)'s equivalence would need: 2032 (Adam), 756 (SGD)
+    power = CA.design_power(load_exploratory())
+    assert power["adam"]["failure"] == pytest.approx(0.939, abs=5e-4)
+    assert power["sgd"]["conditional"] == pytest.approx(0.279, abs=5e-4)
+    assert (power["adam"]["equivalence_seeds"], power["sgd"]["equivalence_seeds"]) == (2032, 756)

@@ -17,7 +17,13 @@ T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal 
   (95% and Bonferroni's, level 1 - 0.05/108) from 100,000 resamples of the seeds, ``default_rng(0)``;
 * verdicts (:func:`family_verdicts`, :func:`window_verdict`) with Holm's adjustment within each family
   (:func:`lagtheory.experiments.paired.holm`), and the robust verdict over the four variants
-  (:func:`robust_verdict`). :func:`analyse` does all of it.
+  (:func:`robust_verdict`). :func:`analyse` does all of it, and states with each (a), (a'), (b) verdict the
+  power the design had against the registered planning effect of its optimiser (:func:`design_power`,
+  "Power and seeds per cell") and, for (b), the seeds its equivalence test would need.
+
+    python -m lagtheory.experiments.confirmatory_analysis GRID BEST [--output PATH]
+
+writes the analysis of the grid and best records as JSON (default ``runs/confirmatory/analysis.json``).
 
 Readings of the registration where it leaves a detail open (the report of issue 20 proposes them as
 deviation entries): the BCa interval uses the package's 9999 resamples from ``default_rng(0)``; a cell whose
@@ -28,8 +34,11 @@ starts its own ``default_rng(0)``.
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,11 +46,19 @@ from numpy.typing import ArrayLike, NDArray
 
 from .confirmatory_design import GRID_WARM_FRACTION, Run
 from .design import MARGIN
+from .exploratory import load_exploratory
 from .paired import bootstrap_interval, holm, mcnemar_exact, paired_t, tost, tost_binary
+from .power import plan, planning_effects
 from .registration import ALPHA, FAILURE_MARGIN, WINDOW_SHARE, check_record
 
 VARIANTS = (("shared", "total"), ("shared", "joint"), ("best", "total"), ("best", "joint"))
 """(tuning, accounting) of the four variants of every comparison."""
+POWER_OUTCOMES = {
+    "failure": "failure (McNemar)",
+    "recognition": "recognition (McNemar, languages)",
+    "conditional": "conditional log loss, difference (paired t)",
+}
+"""The outcomes of :func:`analyse` and the rows of :func:`lagtheory.experiments.power.plan` that give their power."""
 MIN_BOTH_SUCCEED = 10
 WINDOW_RESAMPLES = 100_000
 HALF_DECADE = 0.5
@@ -231,9 +248,27 @@ def robust_verdict(verdicts: Sequence[str]) -> str:
     return "depends on tuning or accounting"
 
 
-def analyse(grid: Mapping[str, Any], best: Mapping[str, Any], resamples: int = WINDOW_RESAMPLES) -> dict[str, Any]:
+def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> dict[str, dict[str, Any]]:
+    """Per optimiser and outcome of :data:`POWER_OUTCOMES`, the power at ``seeds`` seeds against the planning
+    effects of the exploratory ``records`` (the registration's table, :func:`lagtheory.experiments.power.plan`
+    at Bonferroni's level), and ``equivalence_seeds``: the seeds (b)'s equivalence test would need."""
+    out: dict[str, dict[str, Any]] = {}
+    for optimiser in ("sgd", "adam"):
+        found = plan(planning_effects(records, optimiser), 108, 72, MARGIN, candidates=(seeds,))
+        out[optimiser] = {name: found[row]["power"][seeds] for name, row in POWER_OUTCOMES.items()}
+        out[optimiser]["equivalence_seeds"] = found["conditional log loss, equivalence (TOST)"]["seeds"]
+    return out
+
+
+def analyse(
+    grid: Mapping[str, Any],
+    best: Mapping[str, Any],
+    resamples: int = WINDOW_RESAMPLES,
+    power: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Every registered outcome, family and verdict from the grid and best records (module docstring):
-    ``outcomes[outcome][variant][cell]`` with the verdicts merged in, ``window[accounting][cell]``, and
+    ``outcomes[outcome][variant][cell]`` with the verdicts merged in (and, given ``power`` from
+    :func:`design_power`, the design's power for the cell's optimiser), ``window[accounting][cell]``, and
     ``robust[outcome][cell]``. Refuses records without the registration hash or from trials."""
     for record in (grid, best):
         check_record(record)
@@ -256,6 +291,12 @@ def analyse(grid: Mapping[str, Any], best: Mapping[str, Any], resamples: int = W
         for name, family in (("failure", failure), ("recognition", recognition), ("conditional", conditional)):
             verdicts = family_verdicts(family)
             results[name][variant] = {cell: {**family[cell], **verdicts[cell]} for cell in family}
+            if power is not None:
+                for cell, entry in results[name][variant].items():
+                    optimiser = power[grid["cells"][cell]["configuration"]["optimiser"]]
+                    entry["design_power"] = optimiser[name]
+                    if name == "conditional":
+                        entry["equivalence_seeds"] = optimiser["equivalence_seeds"]
     window: dict[str, dict[str, Any]] = {}
     for accounting in ("total", "joint"):
         window[accounting] = {}
@@ -274,3 +315,21 @@ def analyse(grid: Mapping[str, Any], best: Mapping[str, Any], resamples: int = W
         for name in results
     }
     return {"registration": grid["registration"], "outcomes": results, "window": window, "robust": robust}
+
+
+def main(arguments: list[str] | None = None) -> Path:
+    """The command of the module docstring; returns the path written."""
+    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parse.add_argument("grid", type=Path, help="the grid stage's record")
+    parse.add_argument("best", type=Path, help="the best stage's record")
+    parse.add_argument("--output", type=Path, default=Path("runs") / "confirmatory" / "analysis.json")
+    args = parse.parse_args(arguments)
+    grid, best = (json.loads(path.read_text()) for path in (args.grid, args.best))
+    result = analyse(grid, best, power=design_power(load_exploratory()))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")
+    return args.output
+
+
+if __name__ == "__main__":
+    main()
