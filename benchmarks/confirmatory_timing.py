@@ -4,13 +4,14 @@
         --workers 1 --output /tmp/centres.json --quiet
     python benchmarks/confirmatory_timing.py /tmp/centres.units
 
-reads the wall time of every finished unit (one cell: every grid rate, joint and lag under both
-accountings, 100 seeds, one torch thread) and writes benchmarks/confirmatory_timing.md: the time of each
-measured unit, and the grid stage's total extrapolated from them. Every task and optimiser has six cells
-that train the same rows for the same steps (they differ in the readout scale, the ratio and the
-attention's start), so each is charged its measured cell's time; a task or optimiser not measured is left
-out and named. On 2 workers the total is divided by 2 (perfect sharing, an optimistic bound on a machine
-whose 2 cores also serve other work).
+reads the CPU time of every finished unit's worker (one cell: every grid rate, joint and lag under both
+accountings, 100 seeds, one torch thread; CPU time is what one uncontended core takes, the wall time on a
+shared machine is longer) and writes benchmarks/confirmatory_timing.md: the time of each measured unit, and
+the grid stage's total extrapolated from them. Every cell of a task trains the same steps, and the cells
+differ in the readout scale, the ratio and the attention's start only, so each cell is charged its task's
+measured time per run (of 100 seeds) times its number of runs (33 with SGD's 11 rates, 27 with Adam's 9); a
+task not measured is left out and named. On 2 workers the total is divided by 2 (perfect sharing: a lower
+bound on a machine whose 2 cores also serve other work).
 """
 
 from __future__ import annotations
@@ -20,34 +21,35 @@ import platform
 import sys
 from pathlib import Path
 
-from lagtheory.experiments.confirmatory_design import confirmatory_cells
+from lagtheory.experiments.confirmatory_design import confirmatory_cells, grid_runs
 
 
 def main(folder: str) -> str:
     """The Markdown report of the units in ``folder`` (module docstring)."""
-    measured: dict[tuple[str, str], float] = {}
+    measured: dict[tuple[str, str], tuple[float, float, int]] = {}
     for path in sorted(Path(folder).glob("grid-*.json")):
         unit = json.loads(path.read_text())
-        cell = unit["result"]["cells"]
-        ((name, runs),) = cell.items()
+        ((name, runs),) = unit["result"]["cells"].items()
         task, optimiser = name.split("/")[:2]
-        measured[(task, optimiser)] = unit["result"]["seconds"]
+        measured[(task, optimiser)] = (unit["result"]["seconds"], unit["result"]["cpu_seconds"], len(runs))
+    per_run: dict[str, float] = {}
+    for (task, _), (_, cpu, runs) in measured.items():
+        per_run.setdefault(task, cpu / runs)
     cells = confirmatory_cells()
-    missing = sorted({(c.task, c.optimiser) for c in cells} - set(measured))
-    total = sum(measured[(c.task, c.optimiser)] for c in cells if (c.task, c.optimiser) in measured)
-    counted = sum((c.task, c.optimiser) in measured for c in cells)
+    missing = sorted({c.task for c in cells} - set(per_run))
+    total = sum(per_run[c.task] * len(grid_runs(c.optimiser)) for c in cells if c.task in per_run)
+    counted = sum(c.task in per_run for c in cells)
     lines = [
         f"Measured on {platform.machine()} (2 cores shared with other work), Python {platform.python_version()}, "
         "one torch thread per worker; units of `python -m lagtheory.experiments.run confirmatory --stage grid`.",
         "",
         "**Confirmatory grid stage: one cell (all grid rates, joint + lag under both accountings, 100 seeds)**",
         "",
-        "| task | optimiser | runs of 100 seeds | seconds (one core) |",
-        "| --- | --- | --- | --- |",
+        "| task | optimiser | runs of 100 seeds | CPU seconds | wall seconds (shared machine) |",
+        "| --- | --- | --- | --- | --- |",
     ]
-    for (task, optimiser), seconds in sorted(measured.items()):
-        runs = 33 if optimiser == "sgd" else 27
-        lines.append(f"| {task} | {optimiser} | {runs} | {seconds:.0f} |")
+    for (task, optimiser), (wall, cpu, runs) in sorted(measured.items()):
+        lines.append(f"| {task} | {optimiser} | {runs} | {cpu:.0f} | {wall:.0f} |")
     lines += [
         "",
         f"Extrapolated grid stage ({counted} of {len(cells)} cells, each charged its task and optimiser's measured "
