@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from lagtheory.experiments import confirmatory_analysis as CA
 from lagtheory.experiments import confirmatory_design as CD
 from lagtheory.experiments import confirmatory_runs as CR
 from lagtheory.experiments import run
@@ -210,6 +211,16 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
     }
     assert set(best_record["cells"][name]["runs"]) == expected
     assert best_record["seeds"] == [100000, 100001] and best_record["choices"][name] == choices
+    # the analysis reads the runner's records (here with the trial mark removed, which it otherwise refuses)
+    grid = tmp_path / "grid.json"
+    CR.main(["--stage", "grid", *TINY, "--workers", "1", "--output", str(grid), "--quiet"])
+    grid_record = json.loads(grid.read_text())
+    with pytest.raises(ValueError, match="trial"):
+        CA.analyse(grid_record, best_record)
+    result = CA.analyse({**grid_record, "trial": None}, {**best_record, "trial": None}, resamples=200)
+    for variant in ("shared total", "shared joint", "best total", "best joint"):
+        assert result["outcomes"]["failure"][variant][name]["n"] == 2
+    assert set(result["window"]["joint"][name]) >= {"ratio", "interval_bonferroni", "verdict"}
     with pytest.raises(SystemExit):  # a tuning record of other cells is refused
         CR.main(
             ["--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--tuning", str(tuning), "--quiet"]
