@@ -52,8 +52,8 @@ def main(folder: str) -> str:
         lines.append(f"| {task} | {optimiser} | {runs} | {cpu:.0f} | {wall:.0f} |")
     lines += [
         "",
-        f"Extrapolated grid stage ({counted} of {len(cells)} cells, each charged its task and optimiser's measured "
-        f"cell): {total / 3600:.1f} h on one core, {total / 7200:.1f} h on 2 workers.",
+        f"Extrapolated grid stage ({counted} of {len(cells)} cells, each charged its task's CPU seconds per run "
+        f"times its runs, Adam's priced as SGD's): {total / 3600:.1f} h on one core, {total / 7200:.1f} h on 2 workers.",
     ]
     if missing:
         lines.append(f"Not measured (left out of the total): {missing}.")
