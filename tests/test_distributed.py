@@ -71,7 +71,7 @@ def test_a_killed_worker_loses_no_finished_unit(tmp_path, serial):
     units = {f"slow-{index}": payload for index, payload in enumerate(UNITS.values())}
     expected = {f"slow-{index}": result for index, result in enumerate(serial.values())}
     killed = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
 
         def kill_one_worker(name):
             if not killed:

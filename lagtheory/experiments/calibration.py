@@ -12,7 +12,7 @@ neither.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ def calibrate(
     progress: Callable[[int], None] | None = None,
     task: Task | None = None,
     device: str = "cpu",
+    levels: Sequence[tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """The base rates of a task and optimiser (module docstring): every rate of the grid, joint and lag,
     every main-grid cell, the calibration seeds, in one batched run. For each main-grid cell (its level
@@ -53,18 +54,21 @@ def calibrate(
     of log10 of the final training loss (:func:`final_training_loss`), among the rates at which none of
     these runs diverged. Returns the grid, the cells' levels, per (rate, cell) that mean (None where a run
     diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate). ``device``: where
-    the engine trains (:func:`lagtheory.experiments.engine.run_rows`)."""
+    the engine trains (:func:`lagtheory.experiments.engine.run_rows`). ``levels``: the (readout scale, ratio)
+    pairs calibrated (default the main grid's; the confirmatory study's validation cells give their own)."""
     grid = RATE_GRIDS[optimiser]
-    levels = [main_level(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS]
+    pairs = [(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS] if levels is None else list(levels)
+    if not pairs:
+        raise ValueError("levels must hold at least one (readout scale, ratio) pair")
+    names = [main_level(scale, ratio) for scale, ratio in pairs]
     rows = []
     for rate in grid:
-        for scale in READOUT_SCALES:
-            for ratio in RATIOS:
-                config = training_config(design, optimiser, rate, scale, ratio)
-                rows.extend((schedule, config) for schedule in ("joint", "lag"))
+        for scale, ratio in pairs:
+            config = training_config(design, optimiser, rate, scale, ratio)
+            rows.extend((schedule, config) for schedule in ("joint", "lag"))
     task = the_study.build(design.name, design.setting) if task is None else task
     result = run_rows(task, rows, CALIBRATION_SEEDS, progress, evaluate=False, device=device)
-    final = final_training_loss(result.losses).reshape(len(grid), len(levels), -1)  # (rates, cells, runs)
+    final = final_training_loss(result.losses).reshape(len(grid), len(names), -1)  # (rates, cells, runs)
     diverged = np.isnan(final).sum(axis=-1)
     with np.errstate(divide="ignore"):
         logs = np.log10(np.where(np.isnan(final), 1.0, final)).mean(axis=-1)
@@ -78,11 +82,11 @@ def calibrate(
             "over the calibration seeds, among the rates at which none of these runs diverged"
         ),
         "grid": list(grid),
-        "levels": levels,
+        "levels": names,
         "mean_log10_final_training_loss": [
             [float(value) if np.isfinite(value) else None for value in row] for row in mean_log
         ],
         "diverged_runs": diverged.astype(int).tolist(),
         "seeds": list(CALIBRATION_SEEDS),
-        "base_rates": {level: float(grid[index]) for level, index in zip(levels, chosen, strict=True)},
+        "base_rates": {level: float(grid[index]) for level, index in zip(names, chosen, strict=True)},
     }

@@ -158,7 +158,9 @@ def run_units(
     weight = {name: 1 if weights is None else weights[name] for name in units}
     if todo:
         if scheduler is None:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            # ":0", a free port: the scheduler serves HTTP even without a dashboard, and its default port 8787
+            # is taken when another cluster runs on this machine (a warning, an error under the tests)
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
             client = Client(cluster)
         else:
             cluster = None

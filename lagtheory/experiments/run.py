@@ -16,6 +16,11 @@ resumes), and refuses a folder written for another design. The record goes to ``
 machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
 it with another step budget T: a trial, not the study's design (the record's configurations say
 what ran).
+
+    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation [...]
+
+runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory_runs`;
+``python -m lagtheory.experiments.run confirmatory --help``).
 """
 
 from __future__ import annotations
@@ -59,7 +64,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(arguments: list[str] | None = None) -> Path:
-    """Parse the command line, run the study's units, write the record; return its path."""
+    """Parse the command line, run the study's units, write the record; return its path (``confirmatory``:
+    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments)."""
+    given = sys.argv[1:] if arguments is None else arguments
+    if given[:1] == ["confirmatory"]:
+        from .confirmatory_runs import main as confirmatory_main
+
+        return confirmatory_main(given[1:])
     parse = parser()
     args = parse.parse_args(arguments)
     if args.output is None and not BOOK_DATA.is_dir():
@@ -112,7 +123,7 @@ def main(arguments: list[str] | None = None) -> Path:
                 from dask.distributed import LocalCluster
 
                 cluster = stack.enter_context(
-                    LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+                    LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0")
                 )
                 scheduler.append(cluster.scheduler_address)
             return run_units(
