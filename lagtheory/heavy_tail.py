@@ -317,6 +317,14 @@ def _bulk_limits(x: NDArray[np.float64], problem: _Problem, A: int) -> tuple[NDA
     return full, half, panels
 
 
+def logistic_density_bound(distance: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
+    """The maximum of |sigma'(xi)| over |Re xi| >= ``distance``, |Im xi| <= ``radius`` (<= pi/2), the bound on the
+    uniform law's bulk integrand on a quadrature panel's disks: sigma'(xi) = 1 / (4 cosh^2(xi / 2)) and
+    |cosh(a + ib)|^2 = sinh^2 a + cos^2 b (lem-strip, proof (iii)) give
+    1 / (4 (sinh^2(distance / 2) + cos^2(radius / 2))), attained at distance + i radius."""
+    return 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))
+
+
 def _uniform_surrogate(x, col, problem: _Problem, A: int):
     steps = np.arange(1, A + 2, dtype=np.float64)
     low = _terms(_log_odds_at(steps, col, problem), col, problem)  # k = 1..A+1
@@ -340,7 +348,7 @@ def _uniform_surrogate(x, col, problem: _Problem, A: int):
     distance = np.maximum(0.0, np.minimum(np.abs(starts), np.abs(starts + width[:, None])) - radius)
     inside = (starts < 0) & (starts + width[:, None] > 0)
     distance = np.where(inside, 0.0, distance)
-    density_bound = 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))
+    density_bound = logistic_density_bound(distance, radius)
     error = GL_CONSTANT * (width[:, None] * (width[:, None] / radius) ** (2 * GL_NODES) * density_bound).sum(axis=1)
     error += np.where(full > half, 2 * np.exp(-half), 0.0)  # int_{|zeta| > cutoff} sigma' <= 2 e^-cutoff
     return surrogate, error
