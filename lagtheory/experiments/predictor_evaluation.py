@@ -255,20 +255,33 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
                     for ratio in VALIDATION_RATIOS:
                         training = training_config(design, optimiser, 1.0, readout_scale=scale, ratio=ratio)
                         balance = first_step_balance(task, training)
-                        score = baseline_score(coefficients, [math.log10(ratio)], [math.log10(scale)])[0]
-                        rows.append(
-                            {
-                                "study": name,
-                                "task": design.name,
-                                "optimiser": optimiser,
-                                "readout_scale": scale,
-                                "ratio": ratio,
-                                "balance": balance if math.isfinite(balance) else str(balance),
-                                "predicts_lag_helps": bool(balance >= THRESHOLD),
-                                "baseline_log_odds": float(score),
-                            }
-                        )
+                        rows.append(prediction_row(name, design.name, optimiser, scale, ratio, balance, coefficients))
     return rows
+
+
+def prediction_row(
+    study_name: str,
+    task: str,
+    optimiser: str,
+    scale: float,
+    ratio: float,
+    balance: float,
+    coefficients: Sequence[float],
+) -> dict[str, Any]:
+    """One committed prediction: the cell, its first-step balance (a string where not finite), the
+    prediction ``balance >= THRESHOLD`` ("lag helps"), and the frozen baseline's log-odds with
+    ``coefficients`` (intercept, log10 ratio, log10 readout scale)."""
+    score = baseline_score(coefficients, [math.log10(ratio)], [math.log10(scale)])[0]
+    return {
+        "study": study_name,
+        "task": task,
+        "optimiser": optimiser,
+        "readout_scale": scale,
+        "ratio": ratio,
+        "balance": balance if math.isfinite(balance) else str(balance),
+        "predicts_lag_helps": bool(balance >= THRESHOLD),
+        "baseline_log_odds": float(score),
+    }
 
 
 def main() -> None:

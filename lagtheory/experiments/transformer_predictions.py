@@ -33,7 +33,7 @@ from typing import Any
 
 from .design import OPTIMISERS, RATIOS, READOUT_SCALES
 from .predictor import THRESHOLD, first_step_balance
-from .predictor_evaluation import OUTPUT, baseline_score
+from .predictor_evaluation import OUTPUT, prediction_row
 from .studies import TRANSFORMER
 from .transformer_runs import TRANSFORMER_TRAINING
 
@@ -61,18 +61,8 @@ def transformer_predictions(coefficients: Sequence[float]) -> list[dict[str, Any
                         output_lr=1 / math.sqrt(ratio),
                     )
                     balance = first_step_balance(task, training)
-                    score = baseline_score(coefficients, [math.log10(ratio)], [math.log10(scale)])[0]
                     rows.append(
-                        {
-                            "study": TRANSFORMER.name,
-                            "task": design.name,
-                            "optimiser": optimiser,
-                            "readout_scale": scale,
-                            "ratio": ratio,
-                            "balance": balance if math.isfinite(balance) else str(balance),
-                            "predicts_lag_helps": bool(balance >= THRESHOLD),
-                            "baseline_log_odds": float(score),
-                        }
+                        prediction_row(TRANSFORMER.name, design.name, optimiser, scale, ratio, balance, coefficients)
                     )
     return rows
 
