@@ -318,10 +318,10 @@ def _bulk_limits(x: NDArray[np.float64], problem: _Problem, A: int) -> tuple[NDA
 
 
 def logistic_density_bound(distance: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
-    """The maximum of |sigma'(xi)| over |Re xi| >= ``distance``, |Im xi| <= ``radius`` (<= pi/2), the bound on the
-    uniform law's bulk integrand on a quadrature panel's disks: sigma'(xi) = 1 / (4 cosh^2(xi / 2)) and
-    |cosh(a + ib)|^2 = sinh^2 a + cos^2 b (lem-strip, proof (iii)) give
-    1 / (4 (sinh^2(distance / 2) + cos^2(radius / 2))), attained at distance + i radius."""
+    """The maximum of ``|sigma'(xi)|`` over ``|Re xi| >= distance``, ``|Im xi| <= radius`` (``radius <= pi/2``),
+    the bound on the uniform law's bulk integrand on a quadrature panel's disks: ``sigma'(xi) = 1 / (4
+    cosh^2(xi / 2))`` and ``|cosh(a + ib)|^2 = sinh^2 a + cos^2 b`` (:prf:ref:`lem-strip`, proof (iii)) give
+    ``1 / (4 (sinh^2(distance / 2) + cos^2(radius / 2)))``, attained at ``distance + i radius``."""
     return 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))
 
 
