@@ -60,8 +60,12 @@ POWER_OUTCOMES = {
 }
 """The outcomes of :func:`analyse` and the rows of :func:`lagtheory.experiments.power.plan` that give their power."""
 MIN_BOTH_SUCCEED = 10
+"""Outcome (b) is estimable in a cell only with at least this many seeds where neither run fails (the
+registration)."""
 WINDOW_RESAMPLES = 100_000
+"""Bootstrap resamples of the seeds for outcome (c)'s intervals (the registration)."""
 HALF_DECADE = 0.5
+"""The width of one grid rate in decades (the grid's rates are half a decade apart)."""
 
 
 def _run_key(schedule: str, rate: float, warm: float | None, accounting: str) -> str:

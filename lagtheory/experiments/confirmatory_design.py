@@ -41,7 +41,7 @@ from .studies import STUDIES
 TASK_STUDIES = ("languages", "regression", "icl")
 """The exploratory studies whose tasks are the confirmatory tasks (nine in all)."""
 GRID_WARM_FRACTION = 0.25
-"""Lag's warm-up in the grid runs and the shared-rate variant: T/4."""
+"""Lag's warm-up in the grid runs and the shared-rate variant, as a fraction of the budget (T/4)."""
 ACCOUNTINGS = ("total", "joint")
 """Equal total steps, equal joint-phase steps (the engine's ``accounting``)."""
 VALIDATION_SEED_OFFSET = 500
