@@ -6,7 +6,7 @@ The registration (``book/registration.md``, section *The predictor*) names the s
 and the control PARITY included) at the main grid's readout scales and step-size ratios
 (:data:`lagtheory.experiments.design.READOUT_SCALES` x :data:`~lagtheory.experiments.design.RATIOS`),
 with both optimisers, and "the frozen function is applied, and its values committed, before their
-first run". :func:`transformer_predictions` applies
+first run". :func:`predictions` applies
 :func:`lagtheory.experiments.predictor.first_step_balance` (frozen: definition, seeds, threshold) and the
 frozen design-only baseline (its coefficients as stored in
 :data:`lagtheory.experiments.predictor_evaluation.OUTPUT`) to each cell; ``python -m
@@ -37,11 +37,11 @@ from .predictor_evaluation import OUTPUT, prediction_row
 from .studies import TRANSFORMER
 from .transformer_runs import TRANSFORMER_TRAINING
 
-PREDICTIONS = Path("book/data/predictor_predictions_transformer.json")
+PREDICTIONS = Path("book/data/predictor_transformer.json")
 """Where the predictions for the transformer's validation cells are committed."""
 
 
-def transformer_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
+def predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
     """For every validation cell of the transformer (module docstring): the first-step balance, its
     prediction (``balance >= THRESHOLD``: "lag helps") and the baseline's log-odds with the frozen
     ``coefficients`` (intercept, log10 ratio, log10 readout scale)."""
@@ -70,7 +70,7 @@ def transformer_predictions(coefficients: Sequence[float]) -> list[dict[str, Any
 def main() -> None:
     """Compute the predictions with the stored baseline coefficients and write :data:`PREDICTIONS`."""
     coefficients = json.loads(OUTPUT.read_text())["summary"]["baseline_coefficients"]
-    rows = transformer_predictions(coefficients)
+    rows = predictions(coefficients)
     PREDICTIONS.write_text(json.dumps({"threshold": THRESHOLD, "cells": rows}, indent=1, sort_keys=True) + "\n")
     helps = sum(row["predicts_lag_helps"] for row in rows)
     print(f"{helps} of {len(rows)} transformer validation cells predicted 'lag helps'; written to {PREDICTIONS}")
