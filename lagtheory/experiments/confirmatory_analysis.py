@@ -21,9 +21,9 @@ T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal 
   power the design had against the registered planning effect of its optimiser (:func:`design_power`,
   "Power and seeds per cell") and, for (b), the seeds its equivalence test would need.
 
-    python -m lagtheory.experiments.confirmatory_analysis GRID BEST [--output PATH]
+    python -m lagtheory.experiments.confirmatory_analysis GRID [BEST] [--output PATH]
 
-writes the analysis of the grid and best records as JSON (default ``runs/confirmatory/analysis.json``).
+writes the analysis of the grid and best records (without BEST: the shared-rate variants and (c)) as JSON (default ``runs/confirmatory/analysis.json``).
 
 Readings of the registration where it leaves a detail open (the report of issue 20 proposes them as
 deviation entries): the BCa interval uses the package's 9999 resamples from ``default_rng(0)``; a cell whose
@@ -266,22 +266,27 @@ def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> 
 
 def analyse(
     grid: Mapping[str, Any],
-    best: Mapping[str, Any],
+    best: Mapping[str, Any] | None,
     resamples: int = WINDOW_RESAMPLES,
     power: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Every registered outcome, family and verdict from the grid and best records (module docstring):
     ``outcomes[outcome][variant][cell]`` with the verdicts merged in (and, given ``power`` from
     :func:`design_power`, the design's power for the cell's optimiser), ``window[accounting][cell]``, and
-    ``robust[outcome][cell]``. Refuses records without the registration hash or from trials."""
-    for record in (grid, best):
+    ``robust[outcome][cell]``. Refuses records without the registration hash or from trials.
+
+    With ``best`` None (the best stage has not run) only the two shared-rate variants and (c) are analysed
+    (each family is the same 108, or 72, cells of its variant, so their verdicts do not change when the
+    best-vs-best variants arrive) and ``robust`` is None: a robust verdict needs all four variants."""
+    variants = VARIANTS if best is not None else tuple(v for v in VARIANTS if v[0] == "shared")
+    for record in (grid, best) if best is not None else (grid,):
         check_record(record)
         if record.get("trial") is not None:
             raise ValueError(f"{record.get('stage')} record is a trial ({record['trial']}), not the registered study")
     cells = list(grid["cells"])
     languages = [c for c in cells if "recognised" in next(iter(grid["cells"][c]["runs"].values()))["values"]]
     results: dict[str, dict[str, dict[str, Any]]] = {"failure": {}, "recognition": {}, "conditional": {}}
-    for tuning, accounting in VARIANTS:
+    for tuning, accounting in variants:
         variant = f"{tuning} {accounting}"
         failure, recognition, conditional = {}, {}, {}
         for cell in cells:
@@ -311,13 +316,17 @@ def analyse(
             lag = [runs[_run_key("lag", r, GRID_WARM_FRACTION, accounting)]["values"]["failed"] for r in rates]
             outcome = window_outcome(joint, lag, rates, cells=len(cells), resamples=resamples)
             window[accounting][cell] = {**outcome, "verdict": window_verdict(outcome)}
-    robust = {
-        name: {
-            cell: robust_verdict([results[name][f"{t} {a}"][cell]["verdict"] for t, a in VARIANTS])
-            for cell in results[name][f"{VARIANTS[0][0]} {VARIANTS[0][1]}"]
+    robust = (
+        None
+        if best is None
+        else {
+            name: {
+                cell: robust_verdict([results[name][f"{t} {a}"][cell]["verdict"] for t, a in VARIANTS])
+                for cell in results[name][f"{VARIANTS[0][0]} {VARIANTS[0][1]}"]
+            }
+            for name in results
         }
-        for name in results
-    }
+    )
     return {"registration": grid["registration"], "outcomes": results, "window": window, "robust": robust}
 
 
@@ -325,10 +334,13 @@ def main(arguments: list[str] | None = None) -> Path:
     """The command of the module docstring; returns the path written."""
     parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parse.add_argument("grid", type=Path, help="the grid stage's record")
-    parse.add_argument("best", type=Path, help="the best stage's record")
+    parse.add_argument(
+        "best", type=Path, nargs="?", help="the best stage's record (without it: the shared-rate variants only)"
+    )
     parse.add_argument("--output", type=Path, default=Path("runs") / "confirmatory" / "analysis.json")
     args = parse.parse_args(arguments)
-    grid, best = (json.loads(path.read_text()) for path in (args.grid, args.best))
+    grid = json.loads(args.grid.read_text())
+    best = None if args.best is None else json.loads(args.best.read_text())
     result = analyse(grid, best, power=design_power(load_exploratory()))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")
