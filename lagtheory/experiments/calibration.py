@@ -47,6 +47,7 @@ def calibrate(
     task: Task | None = None,
     device: str = "cpu",
     levels: Sequence[tuple[float, float]] | None = None,
+    keep_undefined: bool = False,
 ) -> dict[str, Any]:
     """The base rates of a task and optimiser (module docstring): every rate of the grid, joint and lag,
     every main-grid cell, the calibration seeds, in one batched run. For each main-grid cell (its level
@@ -55,7 +56,10 @@ def calibrate(
     these runs diverged. Returns the grid, the cells' levels, per (rate, cell) that mean (None where a run
     diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate). ``device``: where
     the engine trains (:func:`lagtheory.experiments.engine.run_rows`). ``levels``: the (readout scale, ratio)
-    pairs calibrated (default the main grid's; the confirmatory study's validation cells give their own)."""
+    pairs calibrated (default the main grid's; the confirmatory study's validation cells give their own).
+    A cell where some run diverges at every rate of the grid has no rate under the rule: ValueError, or with
+    ``keep_undefined`` its base rate is None (the confirmatory study's validation stage, which leaves such a
+    cell out; ``book/registration.md``, Deviations)."""
     grid = RATE_GRIDS[optimiser]
     pairs = [(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS] if levels is None else list(levels)
     if not pairs:
@@ -73,7 +77,8 @@ def calibrate(
     with np.errstate(divide="ignore"):
         logs = np.log10(np.where(np.isnan(final), 1.0, final)).mean(axis=-1)
     mean_log = np.where(diverged == 0, logs, np.inf)
-    if not np.all(np.isfinite(mean_log).any(axis=0)):
+    defined = np.isfinite(mean_log).any(axis=0)
+    if not keep_undefined and not np.all(defined):
         raise ValueError(f"every rate of the grid diverged in some cell for {design.name} with {optimiser}")
     chosen = np.argmin(mean_log, axis=0)
     return {
@@ -88,5 +93,7 @@ def calibrate(
         ],
         "diverged_runs": diverged.astype(int).tolist(),
         "seeds": list(CALIBRATION_SEEDS),
-        "base_rates": {level: float(grid[index]) for level, index in zip(names, chosen, strict=True)},
+        "base_rates": {
+            level: float(grid[index]) if ok else None for level, index, ok in zip(names, chosen, defined, strict=True)
+        },
     }

@@ -49,7 +49,7 @@ def stage_path(stage: str, folder: Path = FOLDER) -> Path:
     return folder / f"{stage}.json.gz"
 
 
-def load_stage(path: str | Path) -> dict[str, Any]:
+def load_stage(path: str | Path, expected: str | None = None) -> dict[str, Any]:
     """Read a stage record (gzipped when its name ends in ``.gz``) and check that it carries the registration
     hash and is no trial.
 
@@ -57,6 +57,9 @@ def load_stage(path: str | Path) -> dict[str, Any]:
     ----------
     path : str or Path
         The record's file.
+    expected : str, optional
+        The registration hash it must carry (default: the stored hash,
+        :func:`lagtheory.experiments.registration.stored_hash`, read relative to the working directory).
 
     Returns
     -------
@@ -71,15 +74,18 @@ def load_stage(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
     record = json.loads(text)
-    check_record(record)
+    check_record(record, expected)
     if record.get("trial") is not None:
         raise ValueError(f"{path} is a trial record ({record['trial']}), not the registered study")
     return record
 
 
-def committed_stages(folder: Path = FOLDER) -> dict[str, dict[str, Any]]:
-    """Every committed stage record in ``folder``, by stage, in :data:`STAGES` order."""
-    return {stage: load_stage(stage_path(stage, folder)) for stage in STAGES if stage_path(stage, folder).exists()}
+def committed_stages(folder: Path = FOLDER, expected: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every committed stage record in ``folder``, by stage, in :data:`STAGES` order, each read by
+    :func:`load_stage` (``expected``: the registration hash they must carry)."""
+    return {
+        stage: load_stage(stage_path(stage, folder), expected) for stage in STAGES if stage_path(stage, folder).exists()
+    }
 
 
 def write_gzipped(record: Mapping[str, Any], path: Path) -> None:

@@ -159,7 +159,15 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
     if payload["kind"] == "calibration":
         task = the_study.build(design.name, design.setting)
         levels = [tuple(level) for level in payload["levels"]]
-        result = calibrate(the_study, design, payload["optimiser"], task=task, device=payload["device"], levels=levels)
+        result = calibrate(
+            the_study,
+            design,
+            payload["optimiser"],
+            task=task,
+            device=payload["device"],
+            levels=levels,
+            keep_undefined=True,
+        )
         return {
             "registration": payload["registration"],
             "calibration": result,
@@ -477,7 +485,7 @@ def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registr
     }
     print(f"confirmatory validation: {len(calibration_units)} calibrations; units in {folder}", file=sys.stderr)
     calibrated = execute(calibration_units, args, folder, "calibration")
-    out: dict[str, Any] = {"calibration": {}, "cells": {}, "seconds": {}}
+    out: dict[str, Any] = {"calibration": {}, "cells": {}, "uncalibrated": [], "seconds": {}}
     units = {}
     for study, design in plan.tasks:
         for optimiser in plan.optimisers:
@@ -492,6 +500,9 @@ def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registr
                     study, design.name, optimiser, "validation", f"validation/{level}", scale, ratio, "random"
                 )
                 rate = calibration["base_rates"][level]
+                if rate is None:  # no grid rate without a diverging calibration run: left out (Deviations)
+                    out["uncalibrated"].append(cell.name)
+                    continue
                 runs = [Run("joint", rate, None, "both"), Run("lag", rate, GRID_WARM_FRACTION, "total")]
                 cells.append(cell_payload(cell, runs))
                 out["cells"][cell.name] = {
@@ -499,9 +510,10 @@ def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registr
                     "calibrated_rate": rate,
                     "runs": {},
                 }
-            units[f"validation-{design.name}-{optimiser}"] = unit_payload(
-                study, design, cells, plan.seeds, registration, False, args.device
-            )
+            if cells:
+                units[f"validation-{design.name}-{optimiser}"] = unit_payload(
+                    study, design, cells, plan.seeds, registration, False, args.device
+                )
     print(f"confirmatory validation: {len(units)} units of 12 cells, {len(plan.seeds)} seeds", file=sys.stderr)
     for name, result in execute(units, args, folder, "cell").items():
         for cell_name, runs in result["cells"].items():
