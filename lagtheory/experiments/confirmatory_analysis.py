@@ -21,6 +21,8 @@ T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal 
   power the design had against the registered planning effect of its optimiser (:func:`design_power`,
   "Power and seeds per cell") and, for (b), the seeds its equivalence test would need.
 
+The command::
+
     python -m lagtheory.experiments.confirmatory_analysis GRID [BEST] [--output PATH]
 
 writes the analysis of the grid and best records (without BEST: the shared-rate variants and (c)) as JSON (default ``runs/confirmatory/analysis.json``).

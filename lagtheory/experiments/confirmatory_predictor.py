@@ -27,9 +27,6 @@ from .predictor import THRESHOLD
 from .predictor_evaluation import RESAMPLES, auroc, cluster_bootstrap, lag_helps
 from .registration import check_record
 
-SCORES = ("predictor", "baseline")
-"""The two scores compared: the first-step balance and the frozen design-only baseline's log-odds."""
-
 
 def prediction_key(task: str, optimiser: str, readout_scale: float, ratio: float) -> tuple[str, str, float, float]:
     """The key that matches a validation cell with its committed prediction."""

@@ -3,7 +3,7 @@ read and committed, and a seeded re-run of a sample of their runs (the confirmat
 check).
 
 The runner (:mod:`lagtheory.experiments.confirmatory_runs`) writes each stage's record to
-``runs/confirmatory/<stage>.json``, outside git. Once a stage has finished,
+``runs/confirmatory/<stage>.json``, outside git. Once a stage has finished, the command::
 
     python -m lagtheory.experiments.confirmatory_records
 

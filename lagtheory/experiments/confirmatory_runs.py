@@ -1,5 +1,7 @@
 """Run the registered confirmatory study (``book/registration.md``) stage by stage, resumable, on dask.
 
+The command::
+
     python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation
         [--output PATH] [--workers N] [--scheduler tcp://HOST:PORT] [--device cpu|cuda] [--quiet]
         [--tuning PATH]                                          (best stage: the tuning record)

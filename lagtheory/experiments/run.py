@@ -1,5 +1,7 @@
 """Run a study of the empirical chapters on a dask cluster and write its per-seed record.
 
+The command::
+
     python -m lagtheory.experiments.run languages|regression|icl|transformer [--seeds N] [--output PATH]
         [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda] [--tasks NAME ...] [--steps T]
 
@@ -15,7 +17,7 @@ resumes), and refuses a folder written for another design. The record goes to ``
 ``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.run_rows`); on a
 machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
 it with another step budget T: a trial, not the study's design (the record's configurations say
-what ran).
+what ran). The command::
 
     python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation [...]
 
