@@ -2,7 +2,7 @@
 
 The command::
 
-    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation
+    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all
         [--output PATH] [--workers N] [--scheduler tcp://HOST:PORT] [--device cpu|cuda] [--quiet]
         [--tuning PATH]                                          (best stage: the tuning record)
         [--seeds N] [--tasks NAME ...] [--optimisers sgd|adam ...] [--levels LABEL ...] [--steps T]  (trials)
@@ -25,7 +25,8 @@ Stages (the registered section's headings in quotes; cells and runs: :mod:`.conf
   rule (:func:`lagtheory.experiments.calibration.calibrate`) chooses on the calibration seeds, joint and lag
   (T/4) under equal total steps, on the confirmatory seeds.
 
-Each unit (one cell, or the calibration or cells of one task and optimiser) is written atomically to
+``--stage all`` runs the four in this order, each to its default output (the whole registered sweep in one
+command). Each unit (one cell, or the calibration or cells of one task and optimiser) is written atomically to
 ``<output>.units/`` when it finishes; the same command run again skips finished units (it resumes) and
 refuses a folder written for another design. Every unit payload, and so its fingerprint, and every record
 carry the registration hash; the command refuses to start when ``book/registration.md`` no longer hashes to
@@ -265,7 +266,9 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parse.add_argument("--stage", choices=STAGES, required=True)
+    parse.add_argument(
+        "--stage", choices=(*STAGES, "all"), required=True, help="a stage, or all four in order (default outputs)"
+    )
     parse.add_argument("--output", type=Path, default=None, help="default runs/confirmatory/<stage>.json")
     parse.add_argument(
         "--tuning", type=Path, default=None, help="best stage: the tuning record (default: its default output)"
@@ -370,9 +373,18 @@ def execute(units: Mapping[str, Any], args: argparse.Namespace, folder: Path, un
 
 
 def main(arguments: list[str] | None = None) -> Path:
-    """Parse the command line, run the stage's units, write its record; return the record's path."""
+    """Parse the command line, run the stage's units, write its record; return the record's path (with
+    ``--stage all``: every stage in :data:`STAGES` order, each resuming from its own units; the last record's
+    path)."""
     parse = parser()
-    args = parse.parse_args(arguments)
+    given = list(sys.argv[1:] if arguments is None else arguments)
+    args = parse.parse_args(given)
+    if args.stage == "all":
+        if args.output is not None or args.tuning is not None:
+            parse.error("--stage all writes every stage to its default output: drop --output and --tuning")
+        rest = [a for k, a in enumerate(given) if a != "--stage" and given[k - 1 : k] != ["--stage"]]
+        rest = [a for a in rest if not a.startswith("--stage=")]
+        return [main(["--stage", stage, *rest]) for stage in STAGES][-1]
     plan = plan_of(args, parse)
     if args.scheduler is None:
         try:

@@ -19,7 +19,7 @@ machine without one the command refuses. ``--tasks`` and ``--steps`` run part of
 it with another step budget T: a trial, not the study's design (the record's configurations say
 what ran). The command::
 
-    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation [...]
+    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all [...]
 
 runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory_runs`;
 ``python -m lagtheory.experiments.run confirmatory --help``).
