@@ -48,6 +48,8 @@ CONVERTED = (
     "lagtheory.sampled",
     "lagtheory.languages",
     "lagtheory.counts",
+    "lagtheory.model",
+    "lagtheory.symbolic",
 )
 
 
