@@ -50,6 +50,7 @@ CONVERTED = (
     "lagtheory.counts",
     "lagtheory.model",
     "lagtheory.symbolic",
+    "lagtheory.experiments.engine",
 )
 
 
@@ -172,7 +173,8 @@ def _callables(module) -> list[tuple[str, object, object]]:
         if inspect.isfunction(obj):
             found.append((name, obj, obj))
         elif inspect.isclass(obj):
-            init = vars(obj).get("__init__")
+            # A typing.Protocol is not instantiated: its __init__ is typing's placeholder (*args, **kwargs).
+            init = None if getattr(obj, "_is_protocol", False) else vars(obj).get("__init__")
             found.append((name, obj, init))
             for member_name, member in vars(obj).items():
                 if not member_name.startswith("_") and inspect.isfunction(member):
