@@ -51,6 +51,8 @@ CONVERTED = (
     "lagtheory.model",
     "lagtheory.symbolic",
     "lagtheory.experiments.engine",
+    "lagtheory.experiments.design",
+    "lagtheory.experiments.calibration",
 )
 
 
