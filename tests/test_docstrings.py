@@ -53,6 +53,7 @@ CONVERTED = (
     "lagtheory.experiments.engine",
     "lagtheory.experiments.design",
     "lagtheory.experiments.calibration",
+    "lagtheory.experiments.studies",
 )
 
 
