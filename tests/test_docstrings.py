@@ -54,6 +54,7 @@ CONVERTED = (
     "lagtheory.experiments.design",
     "lagtheory.experiments.calibration",
     "lagtheory.experiments.studies",
+    "lagtheory.experiments.paired",
 )
 
 
