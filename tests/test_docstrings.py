@@ -55,6 +55,8 @@ CONVERTED = (
     "lagtheory.experiments.calibration",
     "lagtheory.experiments.studies",
     "lagtheory.experiments.paired",
+    "lagtheory.experiments.power",
+    "lagtheory.experiments.predictor",
 )
 
 
