@@ -57,6 +57,8 @@ CONVERTED = (
     "lagtheory.experiments.paired",
     "lagtheory.experiments.power",
     "lagtheory.experiments.predictor",
+    "lagtheory.experiments.regimes",
+    "lagtheory.experiments.records",
 )
 
 
