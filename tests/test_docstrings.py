@@ -59,6 +59,9 @@ CONVERTED = (
     "lagtheory.experiments.predictor",
     "lagtheory.experiments.regimes",
     "lagtheory.experiments.records",
+    "lagtheory.schedules",
+    "lagtheory.training",
+    "lagtheory.population_gd",
 )
 
 
