@@ -62,6 +62,11 @@ CONVERTED = (
     "lagtheory.schedules",
     "lagtheory.training",
     "lagtheory.population_gd",
+    "lagtheory.heavy_tail",
+    "lagtheory.lengths",
+    "lagtheory.reporting",
+    "lagtheory.layout",
+    "lagtheory._validation",
 )
 
 
