@@ -67,6 +67,7 @@ CONVERTED = (
     "lagtheory.reporting",
     "lagtheory.layout",
     "lagtheory._validation",
+    "lagtheory.experiments.exploratory",
 )
 
 
