@@ -68,6 +68,10 @@ CONVERTED = (
     "lagtheory.layout",
     "lagtheory._validation",
     "lagtheory.experiments.exploratory",
+    "lagtheory.experiments.sequence_tasks",
+    "lagtheory.experiments.icl",
+    "lagtheory.experiments.regression",
+    "lagtheory.experiments.softmax_icl",
 )
 
 
