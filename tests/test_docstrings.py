@@ -72,6 +72,10 @@ CONVERTED = (
     "lagtheory.experiments.icl",
     "lagtheory.experiments.regression",
     "lagtheory.experiments.softmax_icl",
+    "lagtheory.experiments.transformer_model",
+    "lagtheory.experiments.transformer_runs",
+    "lagtheory.experiments.transformer_languages",
+    "lagtheory.experiments.transformer_predictions",
 )
 
 
