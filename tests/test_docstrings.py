@@ -76,6 +76,9 @@ CONVERTED = (
     "lagtheory.experiments.transformer_runs",
     "lagtheory.experiments.transformer_languages",
     "lagtheory.experiments.transformer_predictions",
+    "lagtheory.experiments.predictor_evaluation",
+    "lagtheory.experiments.language_runs",
+    "lagtheory.experiments.word_sampling",
 )
 
 
