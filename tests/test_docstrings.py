@@ -79,6 +79,13 @@ CONVERTED = (
     "lagtheory.experiments.predictor_evaluation",
     "lagtheory.experiments.language_runs",
     "lagtheory.experiments.word_sampling",
+    "lagtheory.experiments.worst_case",
+    "lagtheory.experiments.registration",
+    "lagtheory.experiments.distributed",
+    "lagtheory.experiments.language_features",
+    "lagtheory.experiments.regime_figures",
+    "lagtheory.experiments.language_catalogue",
+    "lagtheory.experiments.run",
 )
 
 
