@@ -63,7 +63,7 @@ class ShallowTransformer(torch.nn.Module):
         If ``vocab_size`` or ``hidden`` is out of range, ``readout`` or ``scaling`` is not one
         of the names above, or ``hidden`` is given for the linear readout.
     TypeError
-        If ``first_position_score`` is not a bool.
+        If ``vocab_size`` or ``hidden`` is not an integer, or ``first_position_score`` not a bool.
 
     Notes
     -----
