@@ -172,7 +172,8 @@ def training_config(
     Returns
     -------
     TrainingConfig
-        The configuration; it raises ValueError or TypeError as :class:`TrainingConfig` does
+        The configuration; it raises ValueError or TypeError as
+        :class:`~lagtheory.experiments.engine.TrainingConfig` does
         when a value is out of range.
     """
     steps = round(design.steps * budget)
@@ -339,7 +340,7 @@ class Study:
         Parameters
         ----------
         name : str
-            A task name of :attr:`tasks`.
+            A task name of ``tasks``.
 
         Returns
         -------

@@ -300,7 +300,7 @@ class CellResult:
         Parameters
         ----------
         schedule : str
-            A schedule name among :attr:`schedules`.
+            A schedule name among ``schedules``.
 
         Returns
         -------
