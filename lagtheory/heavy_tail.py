@@ -216,7 +216,7 @@ class CountTail:
         Parameters
         ----------
         x : ndarray
-            float64 real lengths > N0.
+            float64 real lengths >= N0 (the quadrature nodes above N0, and N0 and N0 + 1).
         problem : object
             The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
             the strip half-width r and the string bounds M).
@@ -236,7 +236,7 @@ class CountTail:
         Parameters
         ----------
         x : ndarray
-            float64 real lengths > N0.
+            float64 real lengths >= N0 (the quadrature nodes above N0, and N0 and N0 + 1).
         problem : object
             The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
             the strip half-width r and the string bounds M).
