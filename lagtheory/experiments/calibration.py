@@ -31,8 +31,19 @@ RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
 
 
 def final_training_loss(losses: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per run (the last axis is the step): the mean training loss of the last tenth of the steps (NaN if
-    any loss of the run is not finite)."""
+    """Per run: the mean training loss of the last tenth of the steps (NaN if any loss of the run is
+    not finite).
+
+    Parameters
+    ----------
+    losses : ndarray
+        Training losses, the last axis the step (at least one step).
+
+    Returns
+    -------
+    ndarray
+        float64, the shape of ``losses`` without its last axis.
+    """
     losses = np.asarray(losses, dtype=np.float64)
     tail = max(1, losses.shape[-1] // 10)
     finite = np.all(np.isfinite(losses), axis=-1)
@@ -54,12 +65,44 @@ def calibrate(
     name) the chosen rate is the one with the smallest mean, over joint and lag and the calibration seeds,
     of log10 of the final training loss (:func:`final_training_loss`), among the rates at which none of
     these runs diverged. Returns the grid, the cells' levels, per (rate, cell) that mean (None where a run
-    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate). ``device``: where
-    the engine trains (:func:`lagtheory.experiments.engine.run_rows`). ``levels``: the (readout scale, ratio)
-    pairs calibrated (default the main grid's; the confirmatory study's validation cells give their own).
-    A cell where some run diverges at every rate of the grid has no rate under the rule: ValueError, or with
-    ``keep_undefined`` its base rate is None (the confirmatory study's validation stage, which leaves such a
-    cell out; ``book/registration.md``, Deviations)."""
+    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate).
+
+    Parameters
+    ----------
+    the_study : Study
+        Builds the engine task (unless ``task`` is given).
+    design : TaskDesign
+        The task.
+    optimiser : {"sgd", "adam"}
+        The optimiser, a key of :data:`RATE_GRIDS`.
+    progress : callable, optional
+        Called with 1 after every step.
+    task : Task, optional
+        The engine task, if already built.
+    device : str, optional
+        Where the engine trains (:func:`lagtheory.experiments.engine.run_rows`).
+    levels : sequence of tuple of (float, float), optional
+        The (readout scale, ratio) pairs calibrated, at least one (default the main grid's; the
+        confirmatory study's validation cells give their own).
+    keep_undefined : bool, optional
+        A cell where some run diverges at every rate of the grid has no rate under the rule: False (default)
+        raises; True gives it the base rate None (the confirmatory study's validation stage, which leaves such
+        a cell out; ``book/registration.md``, Deviations).
+
+    Returns
+    -------
+    dict
+        ``rule``, ``grid``, ``levels``, ``mean_log10_final_training_loss`` (per rate and level,
+        None where a run diverged), ``diverged_runs``, ``seeds`` and ``base_rates`` (level -> rate, or None
+        for a cell without a rate when ``keep_undefined``).
+
+    Raises
+    ------
+    ValueError
+        If ``levels`` is empty, or every rate of the grid diverged in some cell and not ``keep_undefined``.
+    KeyError
+        If ``optimiser`` has no rate grid.
+    """
     grid = RATE_GRIDS[optimiser]
     pairs = [(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS] if levels is None else list(levels)
     if not pairs:

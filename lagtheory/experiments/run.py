@@ -67,7 +67,23 @@ def parser() -> argparse.ArgumentParser:
 
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the study's units, write the record; return its path (``confirmatory``:
-    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments)."""
+    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments).
+
+    Parameters
+    ----------
+    arguments : list of str, optional
+        The command line without the program's name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    pathlib.Path
+        The record written.
+
+    Raises
+    ------
+    SystemExit
+        If the command line is invalid (argparse's error, naming the option).
+    """
     given = sys.argv[1:] if arguments is None else arguments
     if given[:1] == ["confirmatory"]:
         from .confirmatory_runs import main as confirmatory_main
