@@ -86,6 +86,7 @@ CONVERTED = (
     "lagtheory.experiments.regime_figures",
     "lagtheory.experiments.language_catalogue",
     "lagtheory.experiments.run",
+    "lagtheory.experiments.confirmatory_design",
 )
 
 
