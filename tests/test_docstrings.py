@@ -87,6 +87,7 @@ CONVERTED = (
     "lagtheory.experiments.language_catalogue",
     "lagtheory.experiments.run",
     "lagtheory.experiments.confirmatory_design",
+    "lagtheory.experiments.confirmatory_runs",
 )
 
 
