@@ -88,6 +88,7 @@ CONVERTED = (
     "lagtheory.experiments.run",
     "lagtheory.experiments.confirmatory_design",
     "lagtheory.experiments.confirmatory_runs",
+    "lagtheory.experiments.confirmatory_analysis",
 )
 
 
