@@ -89,6 +89,7 @@ CONVERTED = (
     "lagtheory.experiments.confirmatory_design",
     "lagtheory.experiments.confirmatory_runs",
     "lagtheory.experiments.confirmatory_analysis",
+    "lagtheory.experiments.confirmatory_predictor",
 )
 
 

@@ -29,7 +29,24 @@ from .registration import check_record
 
 
 def prediction_key(task: str, optimiser: str, readout_scale: float, ratio: float) -> tuple[str, str, float, float]:
-    """The key that matches a validation cell with its committed prediction."""
+    """The key that matches a validation cell with its committed prediction.
+
+    Parameters
+    ----------
+    task : str
+        The cell's task.
+    optimiser : str
+        Its optimiser.
+    readout_scale : float
+        Its readout initialisation scale.
+    ratio : float
+        Its attention/output step-size ratio.
+
+    Returns
+    -------
+    tuple of (str, str, float, float)
+        The four, the scale and the ratio as floats (so 2 and 2.0 match).
+    """
     return task, optimiser, float(readout_scale), float(ratio)
 
 
