@@ -90,6 +90,7 @@ CONVERTED = (
     "lagtheory.experiments.confirmatory_runs",
     "lagtheory.experiments.confirmatory_analysis",
     "lagtheory.experiments.confirmatory_predictor",
+    "lagtheory.experiments.confirmatory_records",
 )
 
 

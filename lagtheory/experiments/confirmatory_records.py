@@ -43,7 +43,25 @@ EXACT = ("failed", "recognised", "horizon")
 
 
 def stage_path(stage: str, folder: Path = FOLDER) -> Path:
-    """The committed record of ``stage``: ``<folder>/<stage>.json.gz``."""
+    """The committed record of ``stage``: ``<folder>/<stage>.json.gz``.
+
+    Parameters
+    ----------
+    stage : str
+        One of :data:`STAGES`.
+    folder : pathlib.Path, optional
+        Where the committed records live (default :data:`FOLDER`).
+
+    Returns
+    -------
+    pathlib.Path
+        The record's path (whether or not it exists).
+
+    Raises
+    ------
+    ValueError
+        If ``stage`` is not one of :data:`STAGES`.
+    """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
     return folder / f"{stage}.json.gz"
@@ -82,7 +100,25 @@ def load_stage(path: str | Path, expected: str | None = None) -> dict[str, Any]:
 
 def committed_stages(folder: Path = FOLDER, expected: str | None = None) -> dict[str, dict[str, Any]]:
     """Every committed stage record in ``folder``, by stage, in :data:`STAGES` order, each read by
-    :func:`load_stage` (``expected``: the registration hash they must carry)."""
+    :func:`load_stage` (``expected``: the registration hash they must carry).
+
+    Parameters
+    ----------
+    folder : pathlib.Path, optional
+        Where the committed records live (default :data:`FOLDER`).
+    expected : str, optional
+        The registration hash every record must carry (default: the stored hash).
+
+    Returns
+    -------
+    dict of str to dict
+        Stage -> record, for the stages whose record exists.
+
+    Raises
+    ------
+    ValueError
+        If a record lacks the registration hash or is a trial.
+    """
     return {
         stage: load_stage(stage_path(stage, folder), expected) for stage in STAGES if stage_path(stage, folder).exists()
     }
@@ -90,7 +126,20 @@ def committed_stages(folder: Path = FOLDER, expected: str | None = None) -> dict
 
 def write_gzipped(record: Mapping[str, Any], path: Path) -> None:
     """Write ``record`` as compact JSON to the gzip file ``path``, byte for byte the same for the same record
-    (no file name, modification time 0)."""
+    (no file name, modification time 0).
+
+    Parameters
+    ----------
+    record : mapping
+        A JSON-ready record without NaN or infinity.
+    path : pathlib.Path
+        The file written (its folder is created).
+
+    Raises
+    ------
+    ValueError
+        If the record holds NaN or infinity (JSON's ``allow_nan=False``).
+    """
     text = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as out:
@@ -101,7 +150,29 @@ def reproduction_sample(
     record: Mapping[str, Any], seed: int, cells: int = 2, seeds: int = 3
 ) -> list[tuple[str, str, list[int]]]:
     """A seeded sample of stored runs to re-run: ``cells`` cells, one run of each and ``seeds`` of the record's
-    seeds, all drawn by ``numpy.random.default_rng(seed)``; (cell name, run key, seeds)."""
+    seeds, all drawn by ``numpy.random.default_rng(seed)``; (cell name, run key, seeds).
+
+    Parameters
+    ----------
+    record : mapping
+        A stage record (its ``cells`` and ``seeds``).
+    seed : int
+        The seed of the draw.
+    cells : int, optional
+        Cells drawn without replacement, from 0 to the record's cells (default 2).
+    seeds : int, optional
+        Seeds drawn without replacement per cell, from 0 to the record's seeds (default 3).
+
+    Returns
+    -------
+    list of (str, str, list of int)
+        Per drawn cell: its name, the key of one of its runs, and the drawn seeds in increasing order.
+
+    Raises
+    ------
+    ValueError
+        If ``cells`` or ``seeds`` exceeds what the record holds, or is negative (numpy's draw).
+    """
     rng = np.random.default_rng(seed)
     names = [str(name) for name in rng.choice(sorted(record["cells"]), size=cells, replace=False)]
     sample = []
@@ -114,7 +185,33 @@ def reproduction_sample(
 
 def rerun(record: Mapping[str, Any], cell_name: str, run_key: str, seeds: Sequence[int]) -> dict[str, list]:
     """Train one stored run of ``record`` again on ``seeds`` (one batched engine call through
-    :func:`lagtheory.experiments.confirmatory_runs.run_unit`, one torch thread) and return its per-seed values."""
+    :func:`lagtheory.experiments.confirmatory_runs.run_unit`, one torch thread) and return its per-seed values.
+
+    Parameters
+    ----------
+    record : mapping
+        A stage record.
+    cell_name : str
+        A cell of the record.
+    run_key : str
+        One of the cell's stored runs.
+    seeds : sequence of int
+        The seeds to train on: distinct non-negative integers, at least one.
+
+    Returns
+    -------
+    dict of str to list
+        Quantity -> one value per seed, as the runner stores them (:func:`lagtheory.experiments.confirmatory_runs.outcomes`).
+
+    Raises
+    ------
+    KeyError
+        If the record has no such cell or run.
+    ValueError
+        If ``seeds`` is empty, holds a negative seed or a seed twice.
+    TypeError
+        If a seed is not an integer.
+    """
     entry = record["cells"][cell_name]
     configuration = entry["configuration"]
     fields = ConfirmatoryCell.__dataclass_fields__
@@ -146,7 +243,33 @@ def mismatches(
     :data:`EXACT` quantities must agree exactly. ``log10_test_loss`` must agree within ``atol`` (absolute, in
     decades) on the seeds where the run did not fail; a failed run's loss follows a diverging trajectory whose
     digits depend on the order of float operations, so there only the failure flag is compared. The other
-    stored quantities are functions of these and are not compared."""
+    stored quantities are functions of these and are not compared.
+
+    Parameters
+    ----------
+    record : mapping
+        The stage record.
+    cell_name : str
+        The cell re-run.
+    run_key : str
+        The run re-run.
+    seeds : sequence of int
+        The seeds re-run, each among the record's ``seeds``.
+    fresh : mapping of str to list
+        The re-run's per-seed values (:func:`rerun`), in the order of ``seeds``.
+    atol : float
+        The absolute tolerance of ``log10_test_loss`` in decades, >= 0.
+
+    Returns
+    -------
+    list of str
+        The quantities that differ (empty: the re-run reproduces the record).
+
+    Raises
+    ------
+    ValueError
+        If a seed is not among the record's seeds.
+    """
     stored = record["cells"][cell_name]["runs"][run_key]["values"]
     index = [record["seeds"].index(seed) for seed in seeds]
     found = []
@@ -162,7 +285,26 @@ def mismatches(
 
 
 def main(folder: Path = FOLDER, source: Path = SOURCE) -> list[Path]:
-    """The command of the module docstring; returns the paths written."""
+    """The command of the module docstring; returns the paths written.
+
+    Parameters
+    ----------
+    folder : pathlib.Path, optional
+        Where the committed records and analyses are written (default :data:`FOLDER`).
+    source : pathlib.Path, optional
+        Where the runner's stage records are read (default :data:`SOURCE`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: the stage records copied, then ``analysis.json`` and ``predictor.json`` where written.
+
+    Raises
+    ------
+    ValueError
+        If a stage record lacks the registration hash or is a trial, or a validation cell has no committed
+        prediction.
+    """
     written = []
     for stage in STAGES:
         if (source / f"{stage}.json").exists():
