@@ -135,8 +135,8 @@ def binary_outcome(joint: ArrayLike, lag: ArrayLike, lag_better_when: bool) -> d
     joint, lag : array_like of bool
         The per-seed indicators of joint's and lag's runs: 1-d, one entry per seed, the same seeds.
     lag_better_when : bool
-        Whether the indicator is good for lag where only lag has it (recognition: True) rather than where only
-        joint has it (failure: False).
+        True when a seed where only lag has the indicator favours lag (recognition); False when a seed where
+        only joint has it favours lag (failure).
 
     Returns
     -------
@@ -189,8 +189,8 @@ def conditional_outcome(
     -------
     dict
         ``estimable`` and ``n`` (the seeds where neither fails); when estimable also ``mean``, ``interval``
-        (95% BCa), ``p`` (paired t) and ``p_equivalence`` (TOST within
-        :data:`~lagtheory.experiments.design.MARGIN`).
+        (95% BCa), ``p`` (paired t) and ``p_equivalence`` (TOST within log10(1.1), ``MARGIN`` of
+        :mod:`lagtheory.experiments.design`).
     """
     both = ~np.asarray(joint_failed, dtype=bool) & ~np.asarray(lag_failed, dtype=bool)
     n = int(both.sum())

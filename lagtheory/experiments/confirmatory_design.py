@@ -152,7 +152,7 @@ def confirmatory_cells(
     tasks : sequence of (str, TaskDesign), optional
         (study name, task design) of the tasks; None (default): :func:`confirmatory_tasks`.
     optimisers : sequence of str, optional
-        Optimisers among :data:`~lagtheory.experiments.design.OPTIMISERS` (default: both, "sgd" and "adam").
+        Optimisers among "sgd" and "adam" (``OPTIMISERS`` of :mod:`lagtheory.experiments.design`; default: both).
 
     Returns
     -------
@@ -162,8 +162,7 @@ def confirmatory_cells(
     Raises
     ------
     ValueError
-        If an optimiser is not among :data:`~lagtheory.experiments.design.OPTIMISERS` (checked when there is
-        a task).
+        If an optimiser is neither "sgd" nor "adam" (checked when there is a task).
     """
     tasks = confirmatory_tasks() if tasks is None else tasks
     cells = []
@@ -342,6 +341,6 @@ def validation_levels() -> list[tuple[float, float]]:
     Returns
     -------
     list of (float, float)
-        :data:`VALIDATION_READOUT_SCALES` times :data:`VALIDATION_RATIOS`, readout scale outer.
+        ``VALIDATION_READOUT_SCALES`` times ``VALIDATION_RATIOS``, readout scale outer.
     """
     return [(scale, ratio) for scale in VALIDATION_READOUT_SCALES for ratio in VALIDATION_RATIOS]
