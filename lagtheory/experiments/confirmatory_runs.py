@@ -601,7 +601,7 @@ def execute(units: Mapping[str, Any], args: argparse.Namespace, folder: Path, un
 
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the stage's units, write its record; return the record's path (with
-    ``--stage all``: every stage in :data:`STAGES` order, each resuming from its own units; the last record's
+    ``--stage all``: every stage in ``STAGES`` order, each resuming from its own units; the last record's
     path).
 
     Parameters
