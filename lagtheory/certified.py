@@ -143,6 +143,24 @@ def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
     return (s + extra).zeta(arb(N + 1)) / s.zeta()
 
 
+def geometric_log_tail(N: int, q: Number) -> arb:
+    """An upper bound of sum_{n > N} pi(n) log n for geometric lengths :eq:`eq-geometric`, N >= 1:
+    log n <= log N + (n - N)/N (concavity) gives (1 - q)^N (log N + 1/(q N))."""
+    if not (isinstance(N, int) and N >= 1):
+        raise ValueError(f"N must be a whole number >= 1, got {N!r}")
+    q = ball(q)
+    return geometric_tail(N, q) * (arb(N).log() + 1 / (q * N))
+
+
+def power_law_log_tail(N: int, s: Number) -> arb:
+    """An upper bound of sum_{n > N} pi(n) log n for power-law lengths :eq:`eq-power-law`, s > 2, N >= 1:
+    log n <= log N + n/N gives (log(N) zeta(s, N + 1) + zeta(s - 1, N + 1)/N) / zeta(s)."""
+    s = ball(s)
+    if not (isinstance(N, int) and N >= 1 and s > 2):
+        raise ValueError(f"power_law_log_tail needs a whole N >= 1 and s > 2, got N = {N!r}, s = {s}")
+    return (arb(N).log() * s.zeta(arb(N + 1)) + (s - 1).zeta(arb(N + 1)) / N) / s.zeta()
+
+
 # ---------------------------------------------------------------------------- pooled weight
 
 
@@ -152,9 +170,27 @@ def odds(n: Number, t: Number) -> arb:
     return (n - 1) * n ** (-ball(t))
 
 
+def pooled_weight(n: Number, k: int, t: Number) -> arb:
+    """p(n, k; t) = k n^t / (k n^t + n - k) = 1 / (1 + (n - k) n^(-t) / k), the pooled weight on the b's
+    :eq:`eq-pooled-weight` (:prf:ref:`lem-pooling`), for whole 1 <= k <= n."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    n = ball(n)
+    return 1 / (1 + (n - k) * n ** (-ball(t)) / k)
+
+
 def one_b_weight(n: Number, t: Number) -> arb:
     """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b :eq:`eq-pooled-weight`."""
-    return 1 / (1 + odds(n, t))
+    return pooled_weight(n, 1, t)
+
+
+def unscaled_weight(n: Number, k: int, t: Number) -> arb:
+    """p(n, k; t) = k e^t / (k e^t + n - k), the weight on the b's with unscaled softmax :eq:`eq-unscaled`
+    (:prf:ref:`prop-unscaled`)."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    weighted = k * ball(t).exp()
+    return weighted / (weighted + ball(n) - k)
 
 
 @_precise
@@ -179,6 +215,106 @@ def worst_one_b_length(t: Number) -> int:
     if g_high > g_low:
         return high
     raise ValueError(f"n* is not decided at t = {t}: g({low}) = {g_low}, g({high}) = {g_high}")
+
+
+# ---------------------------------------------------------------------------- gradients
+
+
+@dataclass(frozen=True)
+class PopulationGradient:
+    """The population loss :eq:`eq-population-loss` and its gradient :eq:`eq-grad-u`, :eq:`eq-grad-t`
+    (:prf:ref:`lem-gradients`) at one point, as balls; ``grad_theta`` is (-dL/dt, dL/dt)."""
+
+    loss: arb
+    grad_u_a: arb
+    grad_u_b: arb
+    grad_t: arb
+
+    @property
+    def grad_theta(self) -> tuple[arb, arb]:
+        return -self.grad_t, self.grad_t
+
+
+@_precise
+def population_gradient(
+    t: Number,
+    u: tuple[Number, Number],
+    pmf: Callable[[int], arb],
+    tail_mass: Callable[[int], arb],
+    tail_log: Callable[[int], arb],
+    terms: int,
+    kappa: Callable[[int, int], arb] | None = None,
+    prior: Number = Fraction(1, 2),
+) -> PopulationGradient:
+    """L(theta, u) :eq:`eq-population-loss` and its gradient by the closed forms of :prf:ref:`lem-gradients`,
+    with a prior rho of positives (the factors 1/2 become 1 - rho and rho):
+    dL/du_a = (1 - rho) sigma(u_a) - rho E_+[sigma(-f)(1 - p)], dL/du_b = -rho E_+[sigma(-f) p]
+    :eq:`eq-grad-u`, dL/dt = -rho w E_+[sigma(-f) log(n) p (1 - p)] :eq:`eq-grad-t`, f = u_a + w p(n, k; t).
+
+    ``pmf(n)`` = pi(n); ``kappa(n, k)`` = kappa(k | n), None for one b per positive; the lengths
+    n <= ``terms`` are summed in balls and the rest added as [0, bound] with ``tail_mass(terms)`` >=
+    sum_{n > terms} pi(n) and ``tail_log(terms)`` >= sum_{n > terms} pi(n) log n: per string
+    l(f) <= l(min(u_a, u_b)), sigma(-f)(1 - p) and sigma(-f) p are in [0, 1] and
+    sigma(-f) log(n) p (1 - p) is in [0, log(n)/4]."""
+    if not (isinstance(terms, int) and terms >= 1):
+        raise ValueError(f"terms must be a whole number >= 1, got {terms!r}")
+    u_a, u_b, t, rho = ball(u[0]), ball(u[1]), ball(t), ball(prior)
+    if not (0 < rho < 1):
+        raise ValueError(f"prior must be in (0, 1), got {rho}")
+    w = u_b - u_a
+    sums = [arb(0)] * 4  # E_+[l(f)], E_+[sigma(-f)(1 - p)], E_+[sigma(-f) p], E_+[sigma(-f) log(n) p (1 - p)]
+    for n in range(1, terms + 1):
+        log_n = arb(n).log()
+        inner = [arb(0)] * 4
+        for k in [1] if kappa is None else range(1, n + 1):
+            p = pooled_weight(n, k, t)
+            f = u_a + w * p
+            miss = sigmoid(-f)
+            weight = arb(1) if kappa is None else kappa(n, k)
+            parts = (softplus(-f), miss * (1 - p), miss * p, miss * log_n * p * (1 - p))
+            inner = [a + weight * b for a, b in zip(inner, parts, strict=True)]
+        mass = pmf(n)
+        sums = [a + mass * b for a, b in zip(sums, inner, strict=True)]
+    mass_tail, log_tail = tail_mass(terms), tail_log(terms)
+    tails = (softplus(-(u_a.min(u_b))) * mass_tail, mass_tail, mass_tail, log_tail / 4)
+    loss_part, miss_a, miss_b, miss_t = (with_tail(s, b) for s, b in zip(sums, tails, strict=True))
+    return PopulationGradient(
+        loss=(1 - rho) * softplus(u_a) + rho * loss_part,
+        grad_u_a=(1 - rho) * sigmoid(u_a) - rho * miss_a,
+        grad_u_b=-rho * miss_b,
+        grad_t=-rho * w * miss_t,
+    )
+
+
+def pull_on_u_b(n: Number, k: int, t: Number, u: tuple[Number, Number]) -> arb:
+    """|g(n, k)| = sigma(-f) p(n, k; t), f = u_a + (u_b - u_a) p, the pull of one positive on u_b per unit
+    probability (:prf:ref:`cor-output-gradients`; the per-string part of :eq:`eq-grad-u`)."""
+    u_a, u_b = ball(u[0]), ball(u[1])
+    p = pooled_weight(n, k, t)
+    return sigmoid(-(u_a + (u_b - u_a) * p)) * p
+
+
+# ---------------------------------------------------------------------------- unscaled softmax
+
+
+def unscaled_best_margin(N: int, t: Number) -> arb:
+    """gamma*(N, t) = e^t / (e^t + 2N - 2), the best margin on the strings of length <= N over
+    |u_a|, |u_b| <= 1 with unscaled softmax (:prf:ref:`prop-unscaled`)."""
+    if not (isinstance(N, int) and N >= 1):
+        raise ValueError(f"N must be a whole number >= 1, got {N!r}")
+    scale = ball(t).exp()
+    return scale / (scale + 2 * N - 2)
+
+
+@_precise
+def unscaled_horizon(t: Number, u: tuple[Number, Number]) -> int:
+    """ceil(e^t u_b / (-u_a)) for u_a < 0 < u_b: the largest n with n - 1 < e^t u_b / (-u_a), the horizon of
+    the linear readout with unscaled softmax (:prf:ref:`prop-unscaled`); ValueError when the ceiling is not
+    decided (the ball straddles an integer)."""
+    u_a, u_b = ball(u[0]), ball(u[1])
+    if not (u_a < 0 < u_b):
+        raise ValueError(f"unscaled_horizon needs u_a < 0 < u_b, got {u_a}, {u_b}")
+    return -floor_certified(-(ball(t).exp() * u_b / (-u_a)), "e^t u_b / (-u_a)")
 
 
 # ---------------------------------------------------------------------------- threshold
@@ -323,6 +459,22 @@ def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> Phase
     c1, w1 = phase_one_output(eta1, m)
     G = attention_factor_geometric(c1, w1, q, terms)
     return PhaseTwo(m, c1, w1, G, ball(eta2) * w1 * G, 2 / (ball(eta1) * m * G))
+
+
+@_precise
+def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
+    """The constants of :prf:ref:`prop-d-tokens` (c) for d tokens, one b, geometric lengths: m,
+    c1 = -eta1 m / (4 (d - 1)), w1 = eta1 m d / (4 (d - 1)), G of :eq:`eq-phase2` at (c1, w1) and
+    t1 = eta2 d / (d - 1) w1 / 2 G; ``eta2_star`` is the eta2 that gives t1 = 1,
+    2 (d - 1) / (d w1 G). For d = 2 these are :func:`phase_two`'s."""
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
+        raise ValueError(f"d must be a whole number >= 2, got {d!r}")
+    m = mean_b_fraction_geometric(q)
+    share = ball(eta1) * m / 4
+    c1, w1 = -share / (d - 1), share * d / (d - 1)
+    G = attention_factor_geometric(c1, w1, q, terms)
+    factor = arb(d) / (d - 1)
+    return PhaseTwo(m, c1, w1, G, ball(eta2) * factor * w1 / 2 * G, 2 / (factor * w1 * G))
 
 
 @dataclass(frozen=True)
@@ -507,10 +659,84 @@ def power_law_tail_terms(
         sums = [a + weight * b for a, b in zip(sums, inner, strict=True)]
     zeta_s = s.zeta()
     rest = (s.zeta(arb(last + 1))) / zeta_s
-    rest_log = (arb(last).log() * s.zeta(arb(last + 1)) + (s - 1).zeta(arb(last + 1)) / last) / zeta_s
+    rest_log = power_law_log_tail(last, s)
     loss_bound = softplus(-(u_a.min(u_b)))
     bounds = (loss_bound * rest, rest, rest, rest_log)
     return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds, strict=True)]
+
+
+# ---------------------------------------------------------------------------- ReLU readout, FIRST
+
+
+def relu(x: arb) -> arb:
+    """max(x, 0) of a ball (the exact range over the ball)."""
+    return ball(x).max(arb(0))
+
+
+@dataclass(frozen=True)
+class ReluCertificate:
+    """The piecewise-linear certificate of recognition for a ReLU readout g(p) on h = (1 - p, p) at t > 1
+    (:prf:ref:`prop-ffn-symmetric` (c)): g(0) (the negatives), n*, p(n*, 1; t) and the smallest ball of g
+    at the ends of [p(n*, 1; t), 1] and at the kinks that may lie in it."""
+
+    negative: arb
+    n_star: int
+    p_min: arb
+    positive_min: arb
+
+    @property
+    def recognises(self) -> bool:
+        """g(0) < 0 < g on [p(n*, 1; t), 1], decided for the whole balls."""
+        return bool(self.negative < 0 and self.positive_min > 0)
+
+
+@_precise
+def relu_readout_certificate(
+    V: Iterable[tuple[Number, Number]], b: Iterable[Number], a: Iterable[Number], t: Number
+) -> ReluCertificate:
+    """Decide recognition at every length for f = sum_j a_j relu(V_j . h + b_j) with h = (1 - p, p),
+    t > 1 (:prf:ref:`prop-ffn-symmetric`): every positive has p in [p(n*, 1; t), 1]
+    (:prf:ref:`lem-pooling`, n* = :func:`worst_one_b_length`) and every negative p = 0; g is linear
+    between the kinks p_j = -(V_j0 + b_j) / (V_j1 - V_j0), so its minimum over the interval is at an
+    end or a kink. Kinks whose ball meets the interval are all evaluated (a ball kink gives a ball of g
+    that contains g at the exact kink)."""
+    rows = [(ball(v0), ball(v1)) for v0, v1 in V]
+    biases, outs = [ball(x) for x in b], [ball(x) for x in a]
+    if not (len(rows) == len(biases) == len(outs) >= 1):
+        raise ValueError("V, b and a must have the same number >= 1 of neurons")
+
+    def g(p: arb) -> arb:
+        total = arb(0)
+        for (v0, v1), bias, out in zip(rows, biases, outs, strict=True):
+            total += out * relu(v0 * (1 - p) + v1 * p + bias)
+        return total
+
+    n_star = worst_one_b_length(t)
+    p_min = one_b_weight(n_star, t)
+    points = [p_min, arb(1)]
+    for (v0, v1), bias in zip(rows, biases, strict=True):
+        slope = v1 - v0
+        if slope == 0:  # exactly flat: no kink
+            continue
+        if not slope.is_exact() and slope.contains(0):
+            raise ValueError(f"the slope {slope} of a neuron is not decided non-zero")
+        kink = -(v0 + bias) / slope
+        if kink.upper() >= p_min.lower() and kink.lower() <= 1:
+            points.append(kink)
+    values = [g(p) for p in points]
+    smallest = values[0]
+    for value in values[1:]:
+        smallest = smallest.min(value)
+    return ReluCertificate(g(arb(0)), n_star, p_min, smallest)
+
+
+@_precise
+def first_uniform_margin(s: Number) -> tuple[int, arb]:
+    """(n*, gamma(s)) of :prf:ref:`prop-first` (b) for s > 1: gamma(s) = min_n (n^s - n + 1)/(n^s + n - 1)
+    = min_n (1 - g_s(n)) / (1 + g_s(n)) with g_s(n) = (n - 1) n^(-s), attained where g_s is largest,
+    at n* = :func:`worst_one_b_length` (s); so gamma(s) = 2 p(n*, 1; s) - 1."""
+    n_star = worst_one_b_length(s)
+    return n_star, 2 * one_b_weight(n_star, s) - 1
 
 
 # ---------------------------------------------------------------------------- ICL
