@@ -739,6 +739,27 @@ def first_uniform_margin(s: Number) -> tuple[int, arb]:
     return n_star, 2 * one_b_weight(n_star, s) - 1
 
 
+@_precise
+def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 400) -> arb:
+    """G_F of :prf:ref:`prop-first` (c) for geometric lengths: E_(n, j)[log(n) (n - 1)/n^2 (sigma(-f_+)
+    (1 - j/(n - 1)) + sigma(f_-) j/(n - 1))], j ~ Bin(n - 1, 1/2), f_+ = c + w (1 + j)/n, f_- = c + w j/n
+    (terms with n = 1 are 0). The bracket is in [0, 1], so the tail beyond ``terms`` >= 2 is at most that of
+    :func:`attention_factor_geometric`, log(terms + 1)/(terms + 1) (1 - q)^terms."""
+    if terms < 2:
+        raise ValueError(f"terms must be >= 2, got {terms!r}")
+    c, w = ball(c), ball(w)
+    total = arb(0)
+    for n in range(2, terms + 1):
+        inner = arb(0)
+        for j in range(n):
+            share = Fraction(j, n - 1)
+            bracket = sigmoid(-(c + w * (1 + j) / n)) * ball(1 - share) + sigmoid(c + w * j / n) * ball(share)
+            inner += arb(n - 1).bin(j) * bracket
+        total += geometric_pmf(n, q) * arb(n).log() * (n - 1) / arb(n) ** 2 * inner / arb(2) ** (n - 1)
+    tail = arb(terms + 1).log() / (terms + 1) * geometric_tail(terms, q)
+    return with_tail(total, tail)
+
+
 # ---------------------------------------------------------------------------- ICL
 
 

@@ -455,3 +455,24 @@ def test_first_uniform_margin_brute_force():
         margins = [(mpmath.mpf(n) ** sm - n + 1) / (mpmath.mpf(n) ** sm + n - 1) for n in range(1, 5_000)]
         best = min(range(len(margins)), key=margins.__getitem__)
         assert n_star == best + 1 and encloses(gamma, margins[best])
+
+
+def test_first_marker_factor_against_mpmath():
+    c, w, half = -0.1, 0.3, Fraction(1, 2)
+    ball_value = C.first_marker_factor_geometric(c, w, half, terms=120)
+
+    def term(n):
+        total = mpmath.mpf(0)
+        for j in range(n):
+            bracket = sigma(-(c + w * mpmath.mpf(1 + j) / n)) * (1 - mpmath.mpf(j) / (n - 1)) + sigma(
+                c + w * mpmath.mpf(j) / n
+            ) * (mpmath.mpf(j) / (n - 1))
+            total += mpmath.binomial(n - 1, j) / mpmath.mpf(2) ** (n - 1) * bracket
+        return mpmath.log(n) * (n - 1) / mpmath.mpf(n) ** 2 * total
+
+    with mpmath.workdps(40):  # q = 1/2: the rest beyond 150 is below 2^-150 < 1e-45
+        ref = mpmath.fsum(mpmath.mpf(2) ** -n * term(n) for n in range(2, 151))
+    assert ball_value.overlaps(arb(mpmath.nstr(ref, 38), 1e-37)) and 2 * float(ball_value.rad()) < 1e-34
+    assert not ball_value.overlaps(arb(mpmath.nstr(ref * (1 + mpmath.mpf(10) ** -30), 38)))
+    # at w = 0, c = 0 the bracket is 1/2 (1 - j/(n-1)) + 1/2 j/(n-1) = 1/2: G_F = Gamma / 2
+    assert C.first_marker_factor_geometric(0, 0, Q, 300).overlaps(C.gamma_geometric(Q, 300) / 2)
