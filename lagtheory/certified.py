@@ -144,8 +144,23 @@ def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
 
 
 def geometric_log_tail(N: int, q: Number) -> arb:
-    """An upper bound of sum_{n > N} pi(n) log n for geometric lengths :eq:`eq-geometric`, N >= 1:
-    log n <= log N + (n - N)/N (concavity) gives (1 - q)^N (log N + 1/(q N))."""
+    """An upper bound of ``sum_{n > N} pi(n) log n`` for geometric lengths :eq:`eq-geometric`.
+
+    ``log n <= log N + (n - N)/N`` for n > N (concavity), and ``sum_{n > N} pi(n) (n - N) = (1 - q)^N / q``,
+    so the sum is at most ``(1 - q)^N (log N + 1/(q N))``.
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, a whole number >= 1.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+
+    Returns
+    -------
+    arb
+        A ball whose every point is >= the tail.
+    """
     if not (isinstance(N, int) and N >= 1):
         raise ValueError(f"N must be a whole number >= 1, got {N!r}")
     q = ball(q)
@@ -153,8 +168,22 @@ def geometric_log_tail(N: int, q: Number) -> arb:
 
 
 def power_law_log_tail(N: int, s: Number) -> arb:
-    """An upper bound of sum_{n > N} pi(n) log n for power-law lengths :eq:`eq-power-law`, s > 2, N >= 1:
-    log n <= log N + n/N gives (log(N) zeta(s, N + 1) + zeta(s - 1, N + 1)/N) / zeta(s)."""
+    """An upper bound of ``sum_{n > N} pi(n) log n`` for power-law lengths :eq:`eq-power-law`.
+
+    ``log n <= log N + n/N`` gives ``(log(N) zeta(s, N + 1) + zeta(s - 1, N + 1)/N) / zeta(s)`` (Hurwitz zeta).
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, a whole number >= 1.
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`, > 2 (the bound uses zeta(s - 1)).
+
+    Returns
+    -------
+    arb
+        A ball whose every point is >= the tail.
+    """
     s = ball(s)
     if not (isinstance(N, int) and N >= 1 and s > 2):
         raise ValueError(f"power_law_log_tail needs a whole N >= 1 and s > 2, got N = {N!r}, s = {s}")
@@ -171,8 +200,25 @@ def odds(n: Number, t: Number) -> arb:
 
 
 def pooled_weight(n: Number, k: int, t: Number) -> arb:
-    """p(n, k; t) = k n^t / (k n^t + n - k) = 1 / (1 + (n - k) n^(-t) / k), the pooled weight on the b's
-    :eq:`eq-pooled-weight` (:prf:ref:`lem-pooling`), for whole 1 <= k <= n."""
+    """The pooled weight on the b's, :eq:`eq-pooled-weight` (:prf:ref:`lem-pooling`), in balls.
+
+    ``p(n, k; t) = k n^t / (k n^t + n - k)``, evaluated as ``1 / (1 + (n - k) n^(-t) / k)`` (for
+    k = 1 the same arithmetic as :func:`one_b_weight`; for k = n exactly 1).
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= k.
+    k : int
+        The number of b's, a whole number >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing p(n, k; t).
+    """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
     n = ball(n)
@@ -185,8 +231,24 @@ def one_b_weight(n: Number, t: Number) -> arb:
 
 
 def unscaled_weight(n: Number, k: int, t: Number) -> arb:
-    """p(n, k; t) = k e^t / (k e^t + n - k), the weight on the b's with unscaled softmax :eq:`eq-unscaled`
-    (:prf:ref:`prop-unscaled`)."""
+    """The weight on the b's with unscaled softmax, :eq:`eq-unscaled` (:prf:ref:`prop-unscaled`), in balls.
+
+    ``p(n, k; t) = k e^t / (k e^t + n - k)``.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= k.
+    k : int
+        The number of b's, a whole number >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing the weight.
+    """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
     weighted = k * ball(t).exp()
@@ -223,7 +285,17 @@ def worst_one_b_length(t: Number) -> int:
 @dataclass(frozen=True)
 class PopulationGradient:
     """The population loss :eq:`eq-population-loss` and its gradient :eq:`eq-grad-u`, :eq:`eq-grad-t`
-    (:prf:ref:`lem-gradients`) at one point, as balls; ``grad_theta`` is (-dL/dt, dL/dt)."""
+    (:prf:ref:`lem-gradients`) at one point, as balls.
+
+    Attributes
+    ----------
+    loss : arb
+        L(theta, u).
+    grad_u_a, grad_u_b : arb
+        dL/du_a and dL/du_b, :eq:`eq-grad-u`.
+    grad_t : arb
+        dL/dt, :eq:`eq-grad-t`.
+    """
 
     loss: arb
     grad_u_a: arb
@@ -232,6 +304,7 @@ class PopulationGradient:
 
     @property
     def grad_theta(self) -> tuple[arb, arb]:
+        """(dL/dtheta_a, dL/dtheta_b) = (-dL/dt, dL/dt), :eq:`eq-grad-t`."""
         return -self.grad_t, self.grad_t
 
 
@@ -246,16 +319,44 @@ def population_gradient(
     kappa: Callable[[int, int], arb] | None = None,
     prior: Number = Fraction(1, 2),
 ) -> PopulationGradient:
-    """L(theta, u) :eq:`eq-population-loss` and its gradient by the closed forms of :prf:ref:`lem-gradients`,
-    with a prior rho of positives (the factors 1/2 become 1 - rho and rho):
-    dL/du_a = (1 - rho) sigma(u_a) - rho E_+[sigma(-f)(1 - p)], dL/du_b = -rho E_+[sigma(-f) p]
-    :eq:`eq-grad-u`, dL/dt = -rho w E_+[sigma(-f) log(n) p (1 - p)] :eq:`eq-grad-t`, f = u_a + w p(n, k; t).
+    """L(theta, u) :eq:`eq-population-loss` and its gradient by the closed forms of :prf:ref:`lem-gradients`.
 
-    ``pmf(n)`` = pi(n); ``kappa(n, k)`` = kappa(k | n), None for one b per positive; the lengths
-    n <= ``terms`` are summed in balls and the rest added as [0, bound] with ``tail_mass(terms)`` >=
-    sum_{n > terms} pi(n) and ``tail_log(terms)`` >= sum_{n > terms} pi(n) log n: per string
-    l(f) <= l(min(u_a, u_b)), sigma(-f)(1 - p) and sigma(-f) p are in [0, 1] and
-    sigma(-f) log(n) p (1 - p) is in [0, log(n)/4]."""
+    With a prior rho of positives (the factors 1/2 become 1 - rho and rho) and f = u_a + w p(n, k; t)::
+
+        L       = (1 - rho) log(1 + e^(u_a)) + rho E_+[log(1 + e^(-f))]
+        dL/du_a = (1 - rho) sigma(u_a) - rho E_+[sigma(-f) (1 - p)]          (eq-grad-u)
+        dL/du_b = -rho E_+[sigma(-f) p]                                      (eq-grad-u)
+        dL/dt   = -rho w E_+[sigma(-f) log(n) p (1 - p)]                     (eq-grad-t)
+
+    The lengths n <= ``terms`` are summed in balls; the rest is added as ``[0, bound]``: per string
+    ``l(f) <= l(min(u_a, u_b))``, ``sigma(-f)(1 - p)`` and ``sigma(-f) p`` are in [0, 1] and
+    ``sigma(-f) log(n) p (1 - p)`` is in [0, log(n)/4], so the bounds are ``tail_mass(terms)`` times
+    those constants and ``tail_log(terms) / 4``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a (a ball for a box of t, e.g. the exact difference of two floats).
+    u : tuple
+        The output layer (u_a, u_b).
+    pmf : callable
+        ``pmf(n)`` = pi(n) as a ball.
+    tail_mass : callable
+        ``tail_mass(N)`` >= sum_{n > N} pi(n).
+    tail_log : callable
+        ``tail_log(N)`` >= sum_{n > N} pi(n) log n (:func:`geometric_log_tail`, :func:`power_law_log_tail`).
+    terms : int
+        The lengths summed in balls, a whole number >= 1.
+    kappa : callable or None, optional
+        ``kappa(n, k)`` = ``kappa(k | n)``, summed over k = 1..n; None (default) for one b per positive.
+    prior : int, float, Fraction or arb, optional
+        rho = P(y = +1), in (0, 1); 1/2 by default.
+
+    Returns
+    -------
+    PopulationGradient
+        Balls containing the loss and the gradient.
+    """
     if not (isinstance(terms, int) and terms >= 1):
         raise ValueError(f"terms must be a whole number >= 1, got {terms!r}")
     u_a, u_b, t, rho = ball(u[0]), ball(u[1]), ball(t), ball(prior)
@@ -287,8 +388,27 @@ def population_gradient(
 
 
 def pull_on_u_b(n: Number, k: int, t: Number, u: tuple[Number, Number]) -> arb:
-    """|g(n, k)| = sigma(-f) p(n, k; t), f = u_a + (u_b - u_a) p, the pull of one positive on u_b per unit
-    probability (:prf:ref:`cor-output-gradients`; the per-string part of :eq:`eq-grad-u`)."""
+    """The pull of one positive on u_b per unit probability (:prf:ref:`cor-output-gradients`), in balls.
+
+    ``|g(n, k)| = sigma(-f) p(n, k; t)`` with ``f = u_a + (u_b - u_a) p``: the per-string part of
+    dL/du_b in :eq:`eq-grad-u`.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= k.
+    k : int
+        The number of b's, a whole number >= 1.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    arb
+        A ball containing ``|g(n, k)|``.
+    """
     u_a, u_b = ball(u[0]), ball(u[1])
     p = pooled_weight(n, k, t)
     return sigmoid(-(u_a + (u_b - u_a) * p)) * p
@@ -298,8 +418,22 @@ def pull_on_u_b(n: Number, k: int, t: Number, u: tuple[Number, Number]) -> arb:
 
 
 def unscaled_best_margin(N: int, t: Number) -> arb:
-    """gamma*(N, t) = e^t / (e^t + 2N - 2), the best margin on the strings of length <= N over
-    |u_a|, |u_b| <= 1 with unscaled softmax (:prf:ref:`prop-unscaled`)."""
+    """The best margin with unscaled softmax, ``gamma*(N, t) = e^t / (e^t + 2N - 2)`` (:prf:ref:`prop-unscaled`).
+
+    The largest margin on the strings of length <= N over output layers with ``|u_a|, |u_b| <= 1``.
+
+    Parameters
+    ----------
+    N : int
+        The maximal length, a whole number >= 1.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing gamma*(N, t).
+    """
     if not (isinstance(N, int) and N >= 1):
         raise ValueError(f"N must be a whole number >= 1, got {N!r}")
     scale = ball(t).exp()
@@ -308,9 +442,28 @@ def unscaled_best_margin(N: int, t: Number) -> arb:
 
 @_precise
 def unscaled_horizon(t: Number, u: tuple[Number, Number]) -> int:
-    """ceil(e^t u_b / (-u_a)) for u_a < 0 < u_b: the largest n with n - 1 < e^t u_b / (-u_a), the horizon of
-    the linear readout with unscaled softmax (:prf:ref:`prop-unscaled`); ValueError when the ceiling is not
-    decided (the ball straddles an integer)."""
+    """The horizon of the linear readout with unscaled softmax (:prf:ref:`prop-unscaled`).
+
+    ``a^(n-1) b`` is right iff ``n - 1 < e^t u_b / (-u_a)``, so the largest length up to which every
+    string is right is ``ceil(e^t u_b / (-u_a))``; the ceiling is decided in balls.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b), u_a < 0 < u_b.
+
+    Returns
+    -------
+    int
+        ceil(e^t u_b / (-u_a)).
+
+    Raises
+    ------
+    ValueError
+        If u_a < 0 < u_b is not decided, or the ball of e^t u_b / (-u_a) straddles an integer.
+    """
     u_a, u_b = ball(u[0]), ball(u[1])
     if not (u_a < 0 < u_b):
         raise ValueError(f"unscaled_horizon needs u_a < 0 < u_b, got {u_a}, {u_b}")
@@ -463,10 +616,28 @@ def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> Phase
 
 @_precise
 def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
-    """The constants of :prf:ref:`prop-d-tokens` (c) for d tokens, one b, geometric lengths: m,
-    c1 = -eta1 m / (4 (d - 1)), w1 = eta1 m d / (4 (d - 1)), G of :eq:`eq-phase2` at (c1, w1) and
-    t1 = eta2 d / (d - 1) w1 / 2 G; ``eta2_star`` is the eta2 that gives t1 = 1,
-    2 (d - 1) / (d w1 G). For d = 2 these are :func:`phase_two`'s."""
+    """The constants of :prf:ref:`prop-d-tokens` (c) for d tokens, one b, geometric lengths, in balls.
+
+    ``m`` (:eq:`eq-phase1`), ``c1 = -eta1 m / (4 (d - 1))``, ``w1 = eta1 m d / (4 (d - 1))``, ``G`` of
+    :eq:`eq-phase2` at (c1, c1 + w1), ``t1 = eta2 d / (d - 1) w1 / 2 G`` and ``eta2_star``
+    ``= 2 (d - 1) / (d w1 G)``, the eta2 that gives t1 = 1. For d = 2 these are :func:`phase_two`'s.
+
+    Parameters
+    ----------
+    d : int
+        The vocabulary size, a whole number >= 2.
+    eta1, eta2 : int, float, Fraction or arb
+        The step sizes of phases 1 and 2.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+    terms : int, optional
+        The lengths summed in balls for G (:func:`attention_factor_geometric`).
+
+    Returns
+    -------
+    PhaseTwo
+        m, c1, w1, G, t1 and eta2_star as balls.
+    """
     if isinstance(d, bool) or not isinstance(d, int) or d < 2:
         raise ValueError(f"d must be a whole number >= 2, got {d!r}")
     m = mean_b_fraction_geometric(q)
@@ -669,15 +840,26 @@ def power_law_tail_terms(
 
 
 def relu(x: arb) -> arb:
-    """max(x, 0) of a ball (the exact range over the ball)."""
+    """``max(x, 0)`` of a ball: a ball containing relu of every point of ``x``."""
     return ball(x).max(arb(0))
 
 
 @dataclass(frozen=True)
 class ReluCertificate:
     """The piecewise-linear certificate of recognition for a ReLU readout g(p) on h = (1 - p, p) at t > 1
-    (:prf:ref:`prop-ffn-symmetric` (c)): g(0) (the negatives), n*, p(n*, 1; t) and the smallest ball of g
-    at the ends of [p(n*, 1; t), 1] and at the kinks that may lie in it."""
+    (:prf:ref:`prop-ffn-symmetric` (c)).
+
+    Attributes
+    ----------
+    negative : arb
+        g(0), the output of every negative.
+    n_star : int
+        The length of the hardest positive, :func:`worst_one_b_length` (t).
+    p_min : arb
+        p(n*, 1; t), the smallest weight on b of any positive.
+    positive_min : arb
+        A ball below which no value of g at the ends of [p(n*, 1; t), 1] and at its kinks lies.
+    """
 
     negative: arb
     n_star: int
@@ -694,12 +876,36 @@ class ReluCertificate:
 def relu_readout_certificate(
     V: Iterable[tuple[Number, Number]], b: Iterable[Number], a: Iterable[Number], t: Number
 ) -> ReluCertificate:
-    """Decide recognition at every length for f = sum_j a_j relu(V_j . h + b_j) with h = (1 - p, p),
-    t > 1 (:prf:ref:`prop-ffn-symmetric`): every positive has p in [p(n*, 1; t), 1]
-    (:prf:ref:`lem-pooling`, n* = :func:`worst_one_b_length`) and every negative p = 0; g is linear
-    between the kinks p_j = -(V_j0 + b_j) / (V_j1 - V_j0), so its minimum over the interval is at an
-    end or a kink. Kinks whose ball meets the interval are all evaluated (a ball kink gives a ball of g
-    that contains g at the exact kink)."""
+    """Decide recognition at every length for a ReLU readout (:prf:ref:`prop-ffn-symmetric` (c)), in balls.
+
+    For ``f = g(p) = sum_j a_j relu(V_j0 (1 - p) + V_j1 p + b_j)`` on h = (1 - p, p) and t > 1, every
+    positive has p in [p(n*, 1; t), 1] (:prf:ref:`lem-pooling`, :eq:`eq-pooled-weight`, n* =
+    :func:`worst_one_b_length`) and every negative p = 0; g is linear between the kinks
+    ``p_j = -(V_j0 + b_j) / (V_j1 - V_j0)``, so its minimum over the interval is at an end or a kink.
+    Every kink whose ball meets the interval is evaluated (a ball kink gives a ball of g that contains
+    g at the exact kink), so ``g(0) < 0 < min`` decided proves recognition of every string.
+
+    Parameters
+    ----------
+    V : iterable of pairs
+        The first-layer weights (V_j0, V_j1) of each neuron.
+    b : iterable
+        The biases b_j.
+    a : iterable
+        The output weights a_j.
+    t : int, float, Fraction or arb
+        theta_b - theta_a, > 1.
+
+    Returns
+    -------
+    ReluCertificate
+        g(0), n*, p(n*, 1; t) and the smallest ball of g over the ends and kinks.
+
+    Raises
+    ------
+    ValueError
+        If the lists differ in length, t > 1 is not decided, or a neuron's slope is not decided non-zero.
+    """
     rows = [(ball(v0), ball(v1)) for v0, v1 in V]
     biases, outs = [ball(x) for x in b], [ball(x) for x in a]
     if not (len(rows) == len(biases) == len(outs) >= 1):
@@ -732,19 +938,50 @@ def relu_readout_certificate(
 
 @_precise
 def first_uniform_margin(s: Number) -> tuple[int, arb]:
-    """(n*, gamma(s)) of :prf:ref:`prop-first` (b) for s > 1: gamma(s) = min_n (n^s - n + 1)/(n^s + n - 1)
-    = min_n (1 - g_s(n)) / (1 + g_s(n)) with g_s(n) = (n - 1) n^(-s), attained where g_s is largest,
-    at n* = :func:`worst_one_b_length` (s); so gamma(s) = 2 p(n*, 1; s) - 1."""
+    """The uniform margin of FIRST at u = (-1, 1) (:prf:ref:`prop-first` (b)), over all lengths, in balls.
+
+    ``gamma(s) = min_n (n^s - n + 1)/(n^s + n - 1) = min_n (1 - g_s(n)) / (1 + g_s(n))`` with
+    ``g_s(n) = (n - 1) n^(-s)``, attained where g_s is largest, at n* = :func:`worst_one_b_length` (s);
+    so ``gamma(s) = 2 p(n*, 1; s) - 1`` (:eq:`eq-pooled-weight`).
+
+    Parameters
+    ----------
+    s : int, float, Fraction or arb
+        The position-1 score, > 1.
+
+    Returns
+    -------
+    tuple of (int, arb)
+        n* and a ball containing gamma(s).
+    """
     n_star = worst_one_b_length(s)
     return n_star, 2 * one_b_weight(n_star, s) - 1
 
 
 @_precise
 def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 400) -> arb:
-    """G_F of :prf:ref:`prop-first` (c) for geometric lengths: E_(n, j)[log(n) (n - 1)/n^2 (sigma(-f_+)
-    (1 - j/(n - 1)) + sigma(f_-) j/(n - 1))], j ~ Bin(n - 1, 1/2), f_+ = c + w (1 + j)/n, f_- = c + w j/n
-    (terms with n = 1 are 0). The bracket is in [0, 1], so the tail beyond ``terms`` >= 2 is at most that of
-    :func:`attention_factor_geometric`, log(terms + 1)/(terms + 1) (1 - q)^terms."""
+    """G_F of :prf:ref:`prop-first` (c) for geometric lengths :eq:`eq-geometric`, in balls::
+
+        G_F = E_(n, j)[ log(n) (n - 1)/n^2 ( sigma(-f_+) (1 - j/(n - 1)) + sigma(f_-) j/(n - 1) ) ],
+
+    j ~ Bin(n - 1, 1/2), ``f_+ = c + w (1 + j)/n``, ``f_- = c + w j/n`` (terms with n = 1 are 0). The
+    bracket is in [0, 1], so the tail beyond ``terms`` is at most that of
+    :func:`attention_factor_geometric`, ``log(terms + 1)/(terms + 1) (1 - q)^terms``.
+
+    Parameters
+    ----------
+    c, w : int, float, Fraction or arb
+        The output layer as (u_a, u_b - u_a).
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+    terms : int, optional
+        The lengths summed in balls, >= 2 (400 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing G_F.
+    """
     if terms < 2:
         raise ValueError(f"terms must be >= 2, got {terms!r}")
     c, w = ball(c), ball(w)
