@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import flint
-from flint import arb
+from flint import acb, arb
 
 PREC = 256
 """Working precision in bits (about 77 decimal digits). Importing this module sets flint's
@@ -834,6 +834,76 @@ def power_law_tail_terms(
     loss_bound = softplus(-(u_a.min(u_b)))
     bounds = (loss_bound * rest, rest, rest, rest_log)
     return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds, strict=True)]
+
+
+# ---------------------------------------------------------------------------- the strip of the tail expansion
+
+
+def strip_half_width(w: Number) -> arb:
+    """The half-width ``r = min(pi/2, pi/|w|)`` of the strip of :prf:ref:`lem-strip` (pi/2 when w = 0).
+
+    Parameters
+    ----------
+    w : int, float, Fraction or arb
+        u_b - u_a.
+
+    Returns
+    -------
+    arb
+        A ball containing r.
+    """
+    w, half = ball(w), arb.pi() / 2
+    return half if w == 0 else half.min(arb.pi() / abs(w))
+
+
+def strip_bounds(u: tuple[Number, Number]) -> tuple[arb, arb, arb, arb]:
+    """The bounds M of :prf:ref:`lem-strip`: ``(l(min(u_a, u_b)) + pi/2, 1, 1, 1)`` with
+    ``l(z) = log(1 + e^(-z))`` of :prf:ref:`def-data`.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of arb
+        The bounds on ``|Phi_l|``, ``|Phi_a|``, ``|Phi_b|``, ``|Phi_t|``.
+    """
+    u_a, u_b = ball(u[0]), ball(u[1])
+    return softplus(-(u_a.min(u_b))) + arb.pi() / 2, arb(1), arb(1), arb(1)
+
+
+@_precise
+def strip_terms(z: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
+    """The four per-string terms of :prf:ref:`lem-strip` at a complex ball ``z``, in ball arithmetic.
+
+    With ``sigma(v) = 1 / (1 + e^(-v))`` and ``f = u_a + (u_b - u_a) sigma(z)``::
+
+        Phi_l = log(1 + e^(-f))   (principal branch),   Phi_a = sigma(-f) sigma(-z),
+        Phi_b = sigma(-f) sigma(z),                     Phi_t = sigma(-f) sigma(z) sigma(-z).
+
+    Parameters
+    ----------
+    z : acb
+        The point (a complex ball: every point of it is covered).
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of acb
+        Balls containing Phi_l, Phi_a, Phi_b, Phi_t at every point of ``z``.
+    """
+    z = acb(z)
+    u_a, u_b = acb(ball(u[0])), acb(ball(u[1]))
+
+    def logistic(v: acb) -> acb:
+        return 1 / (1 + (-v).exp())
+
+    f = u_a + (u_b - u_a) * logistic(z)
+    miss = logistic(-f)
+    return (1 + (-f).exp()).log(), miss * logistic(-z), miss * logistic(z), miss * logistic(z) * logistic(-z)
 
 
 # ---------------------------------------------------------------------------- ReLU readout, FIRST

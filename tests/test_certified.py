@@ -476,3 +476,19 @@ def test_first_marker_factor_against_mpmath():
     assert not ball_value.overlaps(arb(mpmath.nstr(ref * (1 + mpmath.mpf(10) ** -30), 38)))
     # at w = 0, c = 0 the bracket is 1/2 (1 - j/(n-1)) + 1/2 j/(n-1) = 1/2: G_F = Gamma / 2
     assert C.first_marker_factor_geometric(0, 0, Q, 300).overlaps(C.gamma_geometric(Q, 300) / 2)
+
+
+def test_strip_terms_against_mpmath():
+    from flint import acb
+
+    for (u_a, u_b), (x, y) in [((-1.0, 2.0), (0.3, 0.7)), ((-30.0, 3000.0), (-2.0, 0.001)), ((2.0, 2.0), (5.0, -1.5))]:
+        z = mpmath.mpc(x, y)
+        f = u_a + (u_b - u_a) * sigma(z)
+        miss = sigma(-f)
+        expected = [mpmath.log(1 + mpmath.exp(-f)), miss * sigma(-z), miss * sigma(z), miss * sigma(z) * sigma(-z)]
+        for term, value in zip(C.strip_terms(acb(x, y), (u_a, u_b)), expected, strict=True):
+            assert term.overlaps(acb(arb(mpmath.nstr(value.real, 50), 1e-45), arb(mpmath.nstr(value.imag, 50), 1e-45)))
+            assert 2 * float(abs(term).rad()) < 1e-40
+    assert C.strip_half_width(0).overlaps(arb.pi() / 2) and C.strip_half_width(-4).overlaps(arb.pi() / 4)
+    M = C.strip_bounds((-3.0, 1.0))
+    assert encloses(M[0], mpmath.log(1 + mpmath.exp(3)) + mpmath.pi / 2) and M[1] == 1
