@@ -1,7 +1,8 @@
 """Certified forms of the book's closed forms: ball arithmetic (python-flint's ``arb``).
 
 Every function here evaluates one closed form of the book in ball arithmetic at
-``PREC`` bits: the result is a ball (midpoint and radius) that provably contains
+``PREC`` bits (``acb``, complex balls, for the strip of :prf:ref:`lem-strip`): the result
+is a ball (midpoint and radius) that provably contains
 the exact value of the formula at the given arguments, with every rounding error
 and every truncated tail of an infinite sum bounded rigorously inside the radius.
 An inequality that holds for the whole ball (``a < b`` between arbs is True only
