@@ -1,7 +1,8 @@
 """Certified forms of the book's closed forms: ball arithmetic (python-flint's ``arb``).
 
 Every function here evaluates one closed form of the book in ball arithmetic at
-``PREC`` bits: the result is a ball (midpoint and radius) that provably contains
+``PREC`` bits (``acb``, complex balls, for the strip of :prf:ref:`lem-strip`): the result
+is a ball (midpoint and radius) that provably contains
 the exact value of the formula at the given arguments, with every rounding error
 and every truncated tail of an infinite sum bounded rigorously inside the radius.
 An inequality that holds for the whole ball (``a < b`` between arbs is True only
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import flint
-from flint import arb
+from flint import acb, arb
 
 PREC = 256
 """Working precision in bits (about 77 decimal digits). Importing this module sets flint's
@@ -143,6 +144,53 @@ def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
     return (s + extra).zeta(arb(N + 1)) / s.zeta()
 
 
+def geometric_log_tail(N: int, q: Number) -> arb:
+    """An upper bound of ``sum_{n > N} pi(n) log n`` for geometric lengths :eq:`eq-geometric`.
+
+    ``log n <= log N + (n - N)/N`` for n > N (concavity), and ``sum_{n > N} pi(n) (n - N) = (1 - q)^N / q``,
+    so the sum is at most ``(1 - q)^N (log N + 1/(q N))``.
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, a whole number >= 1.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+
+    Returns
+    -------
+    arb
+        A ball whose every point is >= the tail.
+    """
+    if not (isinstance(N, int) and N >= 1):
+        raise ValueError(f"N must be a whole number >= 1, got {N!r}")
+    q = ball(q)
+    return geometric_tail(N, q) * (arb(N).log() + 1 / (q * N))
+
+
+def power_law_log_tail(N: int, s: Number) -> arb:
+    """An upper bound of ``sum_{n > N} pi(n) log n`` for power-law lengths :eq:`eq-power-law`.
+
+    ``log n <= log N + n/N`` gives ``(log(N) zeta(s, N + 1) + zeta(s - 1, N + 1)/N) / zeta(s)`` (Hurwitz zeta).
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, a whole number >= 1.
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`, > 2 (the bound uses zeta(s - 1)).
+
+    Returns
+    -------
+    arb
+        A ball whose every point is >= the tail.
+    """
+    s = ball(s)
+    if not (isinstance(N, int) and N >= 1 and s > 2):
+        raise ValueError(f"power_law_log_tail needs a whole N >= 1 and s > 2, got N = {N!r}, s = {s}")
+    return (arb(N).log() * s.zeta(arb(N + 1)) + (s - 1).zeta(arb(N + 1)) / N) / s.zeta()
+
+
 # ---------------------------------------------------------------------------- pooled weight
 
 
@@ -152,9 +200,60 @@ def odds(n: Number, t: Number) -> arb:
     return (n - 1) * n ** (-ball(t))
 
 
+def pooled_weight(n: Number, k: int, t: Number) -> arb:
+    """The pooled weight on the b's, :eq:`eq-pooled-weight` (:prf:ref:`lem-pooling`), in balls.
+
+    ``p(n, k; t) = k n^t / (k n^t + n - k)``, evaluated as ``1 / (1 + (n - k) n^(-t) / k)`` (for
+    k = 1 the same arithmetic as :func:`one_b_weight`; for k = n exactly 1).
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= k.
+    k : int
+        The number of b's, a whole number >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing p(n, k; t).
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    n = ball(n)
+    return 1 / (1 + (n - k) * n ** (-ball(t)) / k)
+
+
 def one_b_weight(n: Number, t: Number) -> arb:
     """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b :eq:`eq-pooled-weight`."""
-    return 1 / (1 + odds(n, t))
+    return pooled_weight(n, 1, t)
+
+
+def unscaled_weight(n: Number, k: int, t: Number) -> arb:
+    """The weight on the b's with unscaled softmax, :eq:`eq-unscaled` (:prf:ref:`prop-unscaled`), in balls.
+
+    ``p(n, k; t) = k e^t / (k e^t + n - k)``.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= k.
+    k : int
+        The number of b's, a whole number >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing the weight.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    weighted = k * ball(t).exp()
+    return weighted / (weighted + ball(n) - k)
 
 
 @_precise
@@ -179,6 +278,197 @@ def worst_one_b_length(t: Number) -> int:
     if g_high > g_low:
         return high
     raise ValueError(f"n* is not decided at t = {t}: g({low}) = {g_low}, g({high}) = {g_high}")
+
+
+# ---------------------------------------------------------------------------- gradients
+
+
+@dataclass(frozen=True)
+class PopulationGradient:
+    """The population loss :eq:`eq-population-loss` and its gradient :eq:`eq-grad-u`, :eq:`eq-grad-t`
+    (:prf:ref:`lem-gradients`) at one point, as balls.
+
+    Attributes
+    ----------
+    loss : arb
+        L(theta, u).
+    grad_u_a, grad_u_b : arb
+        dL/du_a and dL/du_b, :eq:`eq-grad-u`.
+    grad_t : arb
+        dL/dt, :eq:`eq-grad-t`.
+    """
+
+    loss: arb
+    grad_u_a: arb
+    grad_u_b: arb
+    grad_t: arb
+
+    @property
+    def grad_theta(self) -> tuple[arb, arb]:
+        """(dL/dtheta_a, dL/dtheta_b) = (-dL/dt, dL/dt), :eq:`eq-grad-t`."""
+        return -self.grad_t, self.grad_t
+
+
+@_precise
+def population_gradient(
+    t: Number,
+    u: tuple[Number, Number],
+    pmf: Callable[[int], arb],
+    tail_mass: Callable[[int], arb],
+    tail_log: Callable[[int], arb],
+    terms: int,
+    kappa: Callable[[int, int], arb] | None = None,
+    prior: Number = Fraction(1, 2),
+) -> PopulationGradient:
+    """L(theta, u) :eq:`eq-population-loss` and its gradient by the closed forms of :prf:ref:`lem-gradients`.
+
+    With a prior rho of positives (the factors 1/2 become 1 - rho and rho) and f = u_a + w p(n, k; t)::
+
+        L       = (1 - rho) log(1 + e^(u_a)) + rho E_+[log(1 + e^(-f))]
+        dL/du_a = (1 - rho) sigma(u_a) - rho E_+[sigma(-f) (1 - p)]          (eq-grad-u)
+        dL/du_b = -rho E_+[sigma(-f) p]                                      (eq-grad-u)
+        dL/dt   = -rho w E_+[sigma(-f) log(n) p (1 - p)]                     (eq-grad-t)
+
+    The lengths n <= ``terms`` are summed in balls; the rest is added as ``[0, bound]``: per string
+    ``l(f) <= l(min(u_a, u_b))``, ``sigma(-f)(1 - p)`` and ``sigma(-f) p`` are in [0, 1] and
+    ``sigma(-f) log(n) p (1 - p)`` is in [0, log(n)/4], so the bounds are ``tail_mass(terms)`` times
+    those constants and ``tail_log(terms) / 4``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a (a ball for a box of t, e.g. the exact difference of two floats).
+    u : tuple
+        The output layer (u_a, u_b).
+    pmf : callable
+        ``pmf(n)`` = pi(n) as a ball.
+    tail_mass : callable
+        ``tail_mass(N)`` >= sum_{n > N} pi(n).
+    tail_log : callable
+        ``tail_log(N)`` >= sum_{n > N} pi(n) log n (:func:`geometric_log_tail`, :func:`power_law_log_tail`).
+    terms : int
+        The lengths summed in balls, a whole number >= 1.
+    kappa : callable or None, optional
+        ``kappa(n, k)`` = ``kappa(k | n)``, summed over k = 1..n; None (default) for one b per positive.
+    prior : int, float, Fraction or arb, optional
+        rho = P(y = +1), in (0, 1); 1/2 by default.
+
+    Returns
+    -------
+    PopulationGradient
+        Balls containing the loss and the gradient.
+    """
+    if not (isinstance(terms, int) and terms >= 1):
+        raise ValueError(f"terms must be a whole number >= 1, got {terms!r}")
+    u_a, u_b, t, rho = ball(u[0]), ball(u[1]), ball(t), ball(prior)
+    if not (0 < rho < 1):
+        raise ValueError(f"prior must be in (0, 1), got {rho}")
+    w = u_b - u_a
+    sums = [arb(0)] * 4  # E_+[l(f)], E_+[sigma(-f)(1 - p)], E_+[sigma(-f) p], E_+[sigma(-f) log(n) p (1 - p)]
+    for n in range(1, terms + 1):
+        log_n = arb(n).log()
+        inner = [arb(0)] * 4
+        for k in [1] if kappa is None else range(1, n + 1):
+            p = pooled_weight(n, k, t)
+            f = u_a + w * p
+            miss = sigmoid(-f)
+            weight = arb(1) if kappa is None else kappa(n, k)
+            parts = (softplus(-f), miss * (1 - p), miss * p, miss * log_n * p * (1 - p))
+            inner = [a + weight * b for a, b in zip(inner, parts, strict=True)]
+        mass = pmf(n)
+        sums = [a + mass * b for a, b in zip(sums, inner, strict=True)]
+    mass_tail, log_tail = tail_mass(terms), tail_log(terms)
+    tails = (softplus(-(u_a.min(u_b))) * mass_tail, mass_tail, mass_tail, log_tail / 4)
+    loss_part, miss_a, miss_b, miss_t = (with_tail(s, b) for s, b in zip(sums, tails, strict=True))
+    return PopulationGradient(
+        loss=(1 - rho) * softplus(u_a) + rho * loss_part,
+        grad_u_a=(1 - rho) * sigmoid(u_a) - rho * miss_a,
+        grad_u_b=-rho * miss_b,
+        grad_t=-rho * w * miss_t,
+    )
+
+
+def pull_on_u_b(n: Number, k: int, t: Number, u: tuple[Number, Number]) -> arb:
+    """The pull of one positive on u_b per unit probability (:prf:ref:`cor-output-gradients`), in balls.
+
+    ``|g(n, k)| = sigma(-f) p(n, k; t)`` with ``f = u_a + (u_b - u_a) p``: the per-string part of
+    dL/du_b in :eq:`eq-grad-u`.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= k.
+    k : int
+        The number of b's, a whole number >= 1.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    arb
+        A ball containing ``|g(n, k)|``.
+    """
+    u_a, u_b = ball(u[0]), ball(u[1])
+    p = pooled_weight(n, k, t)
+    return sigmoid(-(u_a + (u_b - u_a) * p)) * p
+
+
+# ---------------------------------------------------------------------------- unscaled softmax
+
+
+def unscaled_best_margin(N: int, t: Number) -> arb:
+    """The best margin with unscaled softmax, ``gamma*(N, t) = e^t / (e^t + 2N - 2)`` (:prf:ref:`prop-unscaled`).
+
+    The largest margin on the strings of length <= N over output layers with ``|u_a|, |u_b| <= 1``.
+
+    Parameters
+    ----------
+    N : int
+        The maximal length, a whole number >= 1.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing gamma*(N, t).
+    """
+    if not (isinstance(N, int) and N >= 1):
+        raise ValueError(f"N must be a whole number >= 1, got {N!r}")
+    scale = ball(t).exp()
+    return scale / (scale + 2 * N - 2)
+
+
+@_precise
+def unscaled_horizon(t: Number, u: tuple[Number, Number]) -> int:
+    """The horizon of the linear readout with unscaled softmax (:prf:ref:`prop-unscaled`).
+
+    ``a^(n-1) b`` is right iff ``n - 1 < e^t u_b / (-u_a)``, so the largest length up to which every
+    string is right is ``ceil(e^t u_b / (-u_a))``; the ceiling is decided in balls.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b), u_a < 0 < u_b.
+
+    Returns
+    -------
+    int
+        ceil(e^t u_b / (-u_a)).
+
+    Raises
+    ------
+    ValueError
+        If u_a < 0 < u_b is not decided, or the ball of e^t u_b / (-u_a) straddles an integer.
+    """
+    u_a, u_b = ball(u[0]), ball(u[1])
+    if not (u_a < 0 < u_b):
+        raise ValueError(f"unscaled_horizon needs u_a < 0 < u_b, got {u_a}, {u_b}")
+    return -floor_certified(-(ball(t).exp() * u_b / (-u_a)), "e^t u_b / (-u_a)")
 
 
 # ---------------------------------------------------------------------------- threshold
@@ -323,6 +613,132 @@ def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> Phase
     c1, w1 = phase_one_output(eta1, m)
     G = attention_factor_geometric(c1, w1, q, terms)
     return PhaseTwo(m, c1, w1, G, ball(eta2) * w1 * G, 2 / (ball(eta1) * m * G))
+
+
+@_precise
+def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
+    """The constants of :prf:ref:`prop-d-tokens` (c) for d tokens, one b, geometric lengths, in balls.
+
+    ``m`` (:eq:`eq-phase1`), ``c1 = -eta1 m / (4 (d - 1))``, ``w1 = eta1 m d / (4 (d - 1))``, ``G`` of
+    :eq:`eq-phase2` at (c1, c1 + w1), ``t1 = eta2 d / (d - 1) w1 / 2 G`` and ``eta2_star``
+    ``= 2 (d - 1) / (d w1 G)``, the eta2 that gives t1 = 1. For d = 2 these are :func:`phase_two`'s.
+
+    Parameters
+    ----------
+    d : int
+        The vocabulary size, a whole number >= 2.
+    eta1, eta2 : int, float, Fraction or arb
+        The step sizes of phases 1 and 2.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+    terms : int, optional
+        The lengths summed in balls for G (:func:`attention_factor_geometric`).
+
+    Returns
+    -------
+    PhaseTwo
+        m, c1, w1, G, t1 and eta2_star as balls.
+    """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
+        raise ValueError(f"d must be a whole number >= 2, got {d!r}")
+    m = mean_b_fraction_geometric(q)
+    share = ball(eta1) * m / 4
+    c1, w1 = -share / (d - 1), share * d / (d - 1)
+    G = attention_factor_geometric(c1, w1, q, terms)
+    factor = arb(d) / (d - 1)
+    return PhaseTwo(m, c1, w1, G, ball(eta2) * factor * w1 / 2 * G, 2 / (factor * w1 * G))
+
+
+@dataclass(frozen=True)
+class SampledMoments:
+    """The moments of :prf:ref:`prop-sampled-phases` for one b, geometric lengths, balanced classes.
+
+    Attributes
+    ----------
+    sigma_u : tuple of arb
+        (Sigma_aa, Sigma_ab, Sigma_bb), the covariance over one string of its loss's gradient in u at
+        theta = 0, u = 0.
+    v_t : arb
+        V_t(u), the variance over one string of its loss's derivative in t at theta = 0.
+    J : tuple of arb
+        grad_u of dL/dt at theta = 0 and u.
+    sd_t1 : arb
+        The delta-method standard deviation ``sqrt(4 eta2^2 / B (V_t + eta1^2 J Sigma_u J^T))`` of part (c).
+    """
+
+    sigma_u: tuple[arb, arb, arb]
+    v_t: arb
+    J: tuple[arb, arb]
+    sd_t1: arb
+
+
+@_precise
+def sampled_phase_moments(
+    u: tuple[Number, Number], eta1: Number, eta2: Number, batch: int, q: Number, terms: int = 1000
+) -> SampledMoments:
+    """Sigma_u, V_t(u), J and the delta-method sd of t1 of :prf:ref:`prop-sampled-phases`, in balls.
+
+    At theta = 0 one b gives p = 1/n (:eq:`eq-pooled-weight`); per string (:prf:ref:`lem-gradients`) the
+    gradient in u is (1/2, 0) on a negative at u = 0 and (-(1 - p)/2, -p/2) on a positive, and the
+    derivative in t is 0 on a negative and ``d(n) = -w sigma(-f) log(n) p (1 - p)`` on a positive,
+    f = u_a + w p. J differentiates dL/dt = 1/2 E_pi[d(n)] in u_a and u_b (sigma' = sigma(f) sigma(-f)).
+    Each expectation over lengths sums n <= ``terms`` in balls; its terms are bounded by 1
+    (Sigma_u), ``w^2/e^2`` (d^2, as ``log(n)(n - 1)/n^2 <= 1/e``) and ``(1 + |w|/4)/e`` (J), so the
+    rest is ``(1 - q)^terms`` times those bounds, added as an interval.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b) after phase 1 (the point of V_t and J).
+    eta1, eta2 : int, float, Fraction or arb
+        The step sizes of phases 1 and 2.
+    batch : int
+        The batch size B, a whole number >= 1.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+    terms : int, optional
+        The lengths summed in balls (1000 by default).
+
+    Returns
+    -------
+    SampledMoments
+        The balls.
+    """
+    if not (isinstance(batch, int) and batch >= 1 and isinstance(terms, int) and terms >= 2):
+        raise ValueError(f"batch must be a whole number >= 1 and terms >= 2, got {batch!r}, {terms!r}")
+    u_a, u_b = ball(u[0]), ball(u[1])
+    w = u_b - u_a
+    sums = [arb(0)] * 7  # E[(1-p)], E[p], E[(1-p)^2], E[p(1-p)], E[p^2], E[d], E[d^2]
+    jac = [arb(0)] * 2
+    for n in range(1, terms + 1):
+        p = 1 / arb(n)
+        f = u_a + w * p
+        miss = sigmoid(-f)
+        weight = arb(n).log() * p * (1 - p)
+        d = -w * miss * weight
+        slope = miss * sigmoid(f)
+        parts = (1 - p, p, (1 - p) ** 2, p * (1 - p), p**2, d, d**2)
+        mass = geometric_pmf(n, q)
+        sums = [a + mass * b for a, b in zip(sums, parts, strict=True)]
+        # d/du_a and d/du_b of d(n) = -w sigma(-f) weight, f = u_a (1 - p) + u_b p
+        jac[0] += mass * weight * (miss + w * slope * (1 - p))
+        jac[1] += mass * weight * (-miss + w * slope * p)
+    tail = geometric_tail(terms, q)
+    e = arb(1).exp()
+    bounds = (arb(1),) * 5 + (abs(w) / e, w**2 / e**2)
+    mom = [s + interval(-tail * b, tail * b) for s, b in zip(sums, bounds, strict=True)]
+    jac_bound = tail * (1 + abs(w) / 4) / e
+    J = tuple(j / 2 + interval(-jac_bound, jac_bound) / 2 for j in jac)
+    half = arb(1) / 2
+    # gradient in u per string: negative (1/2, 0), positive (-(1 - p)/2, -p/2); prior 1/2
+    mean_a, mean_b = half * half - half * mom[0] / 2, -half * mom[1] / 2
+    s_aa = half * half**2 + half * mom[2] / 4 - mean_a**2
+    s_ab = half * mom[3] / 4 - mean_a * mean_b
+    s_bb = half * mom[4] / 4 - mean_b**2
+    v_t = half * mom[6] - (half * mom[5]) ** 2
+    quad = J[0] ** 2 * s_aa + 2 * J[0] * J[1] * s_ab + J[1] ** 2 * s_bb
+    sd = (4 * ball(eta2) ** 2 / batch * (v_t + ball(eta1) ** 2 * quad)).sqrt()
+    return SampledMoments((s_aa, s_ab, s_bb), v_t, J, sd)
 
 
 @dataclass(frozen=True)
@@ -507,10 +923,241 @@ def power_law_tail_terms(
         sums = [a + weight * b for a, b in zip(sums, inner, strict=True)]
     zeta_s = s.zeta()
     rest = (s.zeta(arb(last + 1))) / zeta_s
-    rest_log = (arb(last).log() * s.zeta(arb(last + 1)) + (s - 1).zeta(arb(last + 1)) / last) / zeta_s
+    rest_log = power_law_log_tail(last, s)
     loss_bound = softplus(-(u_a.min(u_b)))
     bounds = (loss_bound * rest, rest, rest, rest_log)
     return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds, strict=True)]
+
+
+# ---------------------------------------------------------------------------- the strip of the tail expansion
+
+
+def strip_half_width(w: Number) -> arb:
+    """The half-width ``r = min(pi/2, pi/|w|)`` of the strip of :prf:ref:`lem-strip` (pi/2 when w = 0).
+
+    Parameters
+    ----------
+    w : int, float, Fraction or arb
+        u_b - u_a.
+
+    Returns
+    -------
+    arb
+        A ball containing r.
+    """
+    w, half = ball(w), arb.pi() / 2
+    return half if w == 0 else half.min(arb.pi() / abs(w))
+
+
+def strip_bounds(u: tuple[Number, Number]) -> tuple[arb, arb, arb, arb]:
+    """The bounds M of :prf:ref:`lem-strip`: ``(l(min(u_a, u_b)) + pi/2, 1, 1, 1)`` with
+    ``l(z) = log(1 + e^(-z))`` of :prf:ref:`def-data`.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of arb
+        The bounds on ``|Phi_l|``, ``|Phi_a|``, ``|Phi_b|``, ``|Phi_t|``.
+    """
+    u_a, u_b = ball(u[0]), ball(u[1])
+    return softplus(-(u_a.min(u_b))) + arb.pi() / 2, arb(1), arb(1), arb(1)
+
+
+@_precise
+def strip_terms(z: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
+    """The four per-string terms of :prf:ref:`lem-strip` at a complex ball ``z``, in ball arithmetic.
+
+    With ``sigma(v) = 1 / (1 + e^(-v))`` and ``f = u_a + (u_b - u_a) sigma(z)``::
+
+        Phi_l = log(1 + e^(-f))   (principal branch),   Phi_a = sigma(-f) sigma(-z),
+        Phi_b = sigma(-f) sigma(z),                     Phi_t = sigma(-f) sigma(z) sigma(-z).
+
+    Parameters
+    ----------
+    z : acb
+        The point (a complex ball: every point of it is covered).
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of acb
+        Balls containing Phi_l, Phi_a, Phi_b, Phi_t at every point of ``z``.
+    """
+    z = acb(z)
+    u_a, u_b = acb(ball(u[0])), acb(ball(u[1]))
+
+    def logistic(v: acb) -> acb:
+        return 1 / (1 + (-v).exp())
+
+    f = u_a + (u_b - u_a) * logistic(z)
+    miss = logistic(-f)
+    return (1 + (-f).exp()).log(), miss * logistic(-z), miss * logistic(z), miss * logistic(z) * logistic(-z)
+
+
+# ---------------------------------------------------------------------------- ReLU readout, FIRST
+
+
+def relu(x: arb) -> arb:
+    """``max(x, 0)`` of a ball: a ball containing relu of every point of ``x``."""
+    return ball(x).max(arb(0))
+
+
+@dataclass(frozen=True)
+class ReluCertificate:
+    """The piecewise-linear certificate of recognition for a ReLU readout g(p) on h = (1 - p, p) at t > 1
+    (:prf:ref:`prop-ffn-symmetric` (c)).
+
+    Attributes
+    ----------
+    negative : arb
+        g(0), the output of every negative.
+    n_star : int
+        The length of the hardest positive, :func:`worst_one_b_length` (t).
+    p_min : arb
+        p(n*, 1; t), the smallest weight on b of any positive.
+    positive_min : arb
+        A ball below which no value of g at the ends of [p(n*, 1; t), 1] and at its kinks lies.
+    """
+
+    negative: arb
+    n_star: int
+    p_min: arb
+    positive_min: arb
+
+    @property
+    def recognises(self) -> bool:
+        """g(0) < 0 < g on [p(n*, 1; t), 1], decided for the whole balls."""
+        return bool(self.negative < 0 and self.positive_min > 0)
+
+
+@_precise
+def relu_readout_certificate(
+    V: Iterable[tuple[Number, Number]], b: Iterable[Number], a: Iterable[Number], t: Number
+) -> ReluCertificate:
+    """Decide recognition at every length for a ReLU readout (:prf:ref:`prop-ffn-symmetric` (c)), in balls.
+
+    For ``f = g(p) = sum_j a_j relu(V_j0 (1 - p) + V_j1 p + b_j)`` on h = (1 - p, p) and t > 1, every
+    positive has p in [p(n*, 1; t), 1] (:prf:ref:`lem-pooling`, :eq:`eq-pooled-weight`, n* =
+    :func:`worst_one_b_length`) and every negative p = 0; g is linear between the kinks
+    ``p_j = -(V_j0 + b_j) / (V_j1 - V_j0)``, so its minimum over the interval is at an end or a kink.
+    Every kink whose ball meets the interval is evaluated (a ball kink gives a ball of g that contains
+    g at the exact kink), so ``g(0) < 0 < min`` decided proves recognition of every string.
+
+    Parameters
+    ----------
+    V : iterable of pairs
+        The first-layer weights (V_j0, V_j1) of each neuron.
+    b : iterable
+        The biases b_j.
+    a : iterable
+        The output weights a_j.
+    t : int, float, Fraction or arb
+        theta_b - theta_a, > 1.
+
+    Returns
+    -------
+    ReluCertificate
+        g(0), n*, p(n*, 1; t) and the smallest ball of g over the ends and kinks.
+
+    Raises
+    ------
+    ValueError
+        If the lists differ in length, t > 1 is not decided, or a neuron's slope is not decided non-zero.
+    """
+    rows = [(ball(v0), ball(v1)) for v0, v1 in V]
+    biases, outs = [ball(x) for x in b], [ball(x) for x in a]
+    if not (len(rows) == len(biases) == len(outs) >= 1):
+        raise ValueError("V, b and a must have the same number >= 1 of neurons")
+
+    def g(p: arb) -> arb:
+        total = arb(0)
+        for (v0, v1), bias, out in zip(rows, biases, outs, strict=True):
+            total += out * relu(v0 * (1 - p) + v1 * p + bias)
+        return total
+
+    n_star = worst_one_b_length(t)
+    p_min = one_b_weight(n_star, t)
+    points = [p_min, arb(1)]
+    for (v0, v1), bias in zip(rows, biases, strict=True):
+        slope = v1 - v0
+        if slope == 0:  # exactly flat: no kink
+            continue
+        if not slope.is_exact() and slope.contains(0):
+            raise ValueError(f"the slope {slope} of a neuron is not decided non-zero")
+        kink = -(v0 + bias) / slope
+        if kink.upper() >= p_min.lower() and kink.lower() <= 1:
+            points.append(kink)
+    values = [g(p) for p in points]
+    smallest = values[0]
+    for value in values[1:]:
+        smallest = smallest.min(value)
+    return ReluCertificate(g(arb(0)), n_star, p_min, smallest)
+
+
+@_precise
+def first_uniform_margin(s: Number) -> tuple[int, arb]:
+    """The uniform margin of FIRST at u = (-1, 1) (:prf:ref:`prop-first` (b)), over all lengths, in balls.
+
+    ``gamma(s) = min_n (n^s - n + 1)/(n^s + n - 1) = min_n (1 - g_s(n)) / (1 + g_s(n))`` with
+    ``g_s(n) = (n - 1) n^(-s)``, attained where g_s is largest, at n* = :func:`worst_one_b_length` (s);
+    so ``gamma(s) = 2 p(n*, 1; s) - 1`` (:eq:`eq-pooled-weight`).
+
+    Parameters
+    ----------
+    s : int, float, Fraction or arb
+        The position-1 score, > 1.
+
+    Returns
+    -------
+    tuple of (int, arb)
+        n* and a ball containing gamma(s).
+    """
+    n_star = worst_one_b_length(s)
+    return n_star, 2 * one_b_weight(n_star, s) - 1
+
+
+@_precise
+def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 400) -> arb:
+    """G_F of :prf:ref:`prop-first` (c) for geometric lengths :eq:`eq-geometric`, in balls::
+
+        G_F = E_(n, j)[ log(n) (n - 1)/n^2 ( sigma(-f_+) (1 - j/(n - 1)) + sigma(f_-) j/(n - 1) ) ],
+
+    j ~ Bin(n - 1, 1/2), ``f_+ = c + w (1 + j)/n``, ``f_- = c + w j/n`` (terms with n = 1 are 0). The
+    bracket is in [0, 1], so the tail beyond ``terms`` is at most that of
+    :func:`attention_factor_geometric`, ``log(terms + 1)/(terms + 1) (1 - q)^terms``.
+
+    Parameters
+    ----------
+    c, w : int, float, Fraction or arb
+        The output layer as (u_a, u_b - u_a).
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+    terms : int, optional
+        The lengths summed in balls, >= 2 (400 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing G_F.
+    """
+    if terms < 2:
+        raise ValueError(f"terms must be >= 2, got {terms!r}")
+    c, w = ball(c), ball(w)
+    total = arb(0)
+    for n in range(2, terms + 1):
+        inner = arb(0)
+        for j in range(n):
+            share = Fraction(j, n - 1)
+            bracket = sigmoid(-(c + w * (1 + j) / n)) * ball(1 - share) + sigmoid(c + w * j / n) * ball(share)
+            inner += arb(n - 1).bin(j) * bracket
+        total += geometric_pmf(n, q) * arb(n).log() * (n - 1) / arb(n) ** 2 * inner / arb(2) ** (n - 1)
+    tail = arb(terms + 1).log() / (terms + 1) * geometric_tail(terms, q)
+    return with_tail(total, tail)
 
 
 # ---------------------------------------------------------------------------- ICL

@@ -295,3 +295,242 @@ def test_power_law_tail_terms_uniform_against_mpmath():
         C.power_law_tail_terms(6, "binomial", 1.0, (0.0, 1.0), 10, 20)
     with pytest.raises(ValueError, match="s must exceed 2"):
         C.power_law_tail_terms(2, "one-b", 1.0, (0.0, 1.0), 10, 20)
+
+
+def _mp_loss(t, u_a, u_b, q, prior, counts, stop):
+    """L(theta, u) of eq-population-loss summed in mpmath, lengths to ``stop``, geometric pi; the
+    weight p(n, k; t) = k n^t / (k n^t + n - k) written out here."""
+    t, u_a, u_b, q, prior = (mpmath.mpf(x) for x in (t, u_a, u_b, q, prior))
+    w = u_b - u_a
+    total = mpmath.mpf(0)
+    for n in range(1, stop + 1):
+        ks = [1] if counts == "one-b" else range(1, n + 1)
+        inner = mpmath.fsum(
+            mpmath.log(1 + mpmath.exp(-(u_a + w * k * mpmath.mpf(n) ** t / (k * mpmath.mpf(n) ** t + n - k))))
+            for k in ks
+        )
+        total += q * (1 - q) ** (n - 1) * inner / (1 if counts == "one-b" else n)
+    return (1 - prior) * mpmath.log(1 + mpmath.exp(u_a)) + prior * total
+
+
+@pytest.mark.parametrize(
+    "counts,q,prior,stop,terms",
+    [("one-b", Fraction(1, 10), Fraction(3, 10), 1500, 1000), ("uniform", Fraction(1, 2), Fraction(1, 2), 170, 160)],
+)
+def test_population_gradient_is_the_derivative_of_the_loss(counts, q, prior, stop, terms):
+    """The closed forms of lem-gradients against mpmath's numerical derivative of the loss series (an
+    independent path: no gradient formula on the mpmath side); q^... tails below 1e-45 at ``stop``."""
+    t, u_a, u_b = 0.7, -1.3, 0.4
+    kappa = None if counts == "one-b" else C.kappa_uniform
+    grad = C.population_gradient(
+        t,
+        (u_a, u_b),
+        lambda n: C.geometric_pmf(n, q),
+        lambda N: C.geometric_tail(N, q),
+        lambda N: C.geometric_log_tail(N, q),
+        terms,
+        kappa,
+        prior,
+    )
+    qf, pf = mpmath.mpf(q.numerator) / q.denominator, mpmath.mpf(prior.numerator) / prior.denominator
+    with mpmath.workdps(50):
+        loss = _mp_loss(t, u_a, u_b, qf, pf, counts, stop)
+        d_a = mpmath.diff(lambda x: _mp_loss(t, x, u_b, qf, pf, counts, stop), u_a)
+        d_b = mpmath.diff(lambda x: _mp_loss(t, u_a, x, qf, pf, counts, stop), u_b)
+        d_t = mpmath.diff(lambda x: _mp_loss(x, u_a, u_b, qf, pf, counts, stop), t)
+    for enclosure, value in [(grad.loss, loss), (grad.grad_u_a, d_a), (grad.grad_u_b, d_b), (grad.grad_t, d_t)]:
+        assert enclosure.overlaps(arb(mpmath.nstr(value, 45), 1e-35)) and 2 * float(enclosure.rad()) < 1e-30
+    assert grad.grad_theta[0].mid() == (-grad.grad_t).mid() and grad.grad_theta[1] is grad.grad_t
+    # narrow enough that a relative error of 1e-20 in any component would fall outside
+    assert not grad.grad_t.overlaps(arb(mpmath.nstr(d_t * (1 + mpmath.mpf(10) ** -20), 45)))
+    assert not grad.grad_u_a.overlaps(arb(mpmath.nstr(d_a * (1 + mpmath.mpf(10) ** -20), 45)))
+
+
+def test_population_gradient_power_law_and_zero_attention_gradient():
+    s = 4
+    pmf = lambda n: C.power_law_pmf(n, s)  # noqa: E731
+    grad = C.population_gradient(
+        -0.4, (0.5, 0.5), pmf, lambda N: C.power_law_tail(N, s), lambda N: C.power_law_log_tail(N, s), 2000
+    )
+    assert grad.grad_t == 0 and grad.grad_t.is_exact()  # w = 0: exactly zero, lem-gradients
+    grad = C.population_gradient(
+        -0.4, (-0.5, 1.5), pmf, lambda N: C.power_law_tail(N, s), lambda N: C.power_law_log_tail(N, s), 2000
+    )
+    with mpmath.workdps(30):
+        zeta4 = mpmath.zeta(4)
+
+        def term(n):
+            p = n**-0.4 / (n ** mpmath.mpf(-0.4) + n - 1)
+            return n**-4 / zeta4 / (1 + mpmath.exp(-0.5 + 2 * p)) * mpmath.log(n) * p * (1 - p)
+
+        d_t = -mpmath.mpf(1) / 2 * 2 * mpmath.nsum(term, [1, mpmath.inf])
+    assert grad.grad_t.contains(arb(mpmath.nstr(d_t, 25)))
+    assert 2 * float(grad.grad_t.rad()) < 1e-8
+    with pytest.raises(ValueError, match="prior"):
+        C.population_gradient(0, (0, 1), pmf, lambda N: arb(0), lambda N: arb(0), 10, prior=1)
+
+
+def test_log_tails_bound_the_true_tails():
+    with mpmath.workdps(40):
+        for N in [1, 5, 50]:
+            true = mpmath.nsum(
+                lambda n: mpmath.mpf("0.1") * mpmath.mpf("0.9") ** (n - 1) * mpmath.log(n), [N + 1, mpmath.inf]
+            )
+            bound = C.geometric_log_tail(N, Q)
+            assert bound > arb(mpmath.nstr(true, 35)) and (N < 50 or bound < 1.5 * arb(mpmath.nstr(true, 35)))
+            true_pl = mpmath.nsum(lambda n: n**-3 * mpmath.log(n), [N + 1, mpmath.inf]) / mpmath.zeta(3)
+            assert C.power_law_log_tail(N, 3) > arb(mpmath.nstr(true_pl, 35))
+    with pytest.raises(ValueError, match="N must"):
+        C.geometric_log_tail(0, Q)
+
+
+def test_pooled_and_unscaled_weights_and_the_pull():
+    same = (C.pooled_weight(7, 1, 0.5), C.one_b_weight(7, 0.5))
+    assert same[0].mid() == same[1].mid() and same[0].rad() == same[1].rad()  # the same ball
+    assert C.pooled_weight(5, 5, -3.0) == 1 and C.pooled_weight(5, 5, -3.0).is_exact()
+    for n, k, t in [(7, 2, 0.3), (10**12, 3, 1.5), (2, 1, -4.0)]:
+        n_mp, t_mp = mpmath.mpf(n), mpmath.mpf(t)
+        assert encloses(C.pooled_weight(n, k, t), k * n_mp**t_mp / (k * n_mp**t_mp + n_mp - k))
+        assert encloses(C.unscaled_weight(n, k, t), k * mpmath.exp(t_mp) / (k * mpmath.exp(t_mp) + n_mp - k))
+        f = -0.25 + 1.5 * k * n_mp**t_mp / (k * n_mp**t_mp + n_mp - k)
+        assert encloses(C.pull_on_u_b(n, k, t, (-0.25, 1.25)), sigma(-f) * (f + 0.25) / 1.5)
+    with pytest.raises(ValueError, match="k must"):
+        C.pooled_weight(3, 0, 1.0)
+
+
+def test_unscaled_margin_and_horizon():
+    for N, t in [(1, 0.0), (10, 2.0), (10**18, 10.0)]:
+        e = mpmath.exp(mpmath.mpf(t))
+        assert encloses(C.unscaled_best_margin(N, t), e / (e + 2 * N - 2))
+    # the horizon against the outputs themselves: a^(n-1) b right iff u_a (1 - p) + u_b p > 0 (unscaled p)
+    for t, u in [(2.0, (-0.5, 1.3)), (-3.0, (-0.01, 2.0)), (12.5, (-2.0, 0.7))]:
+        H = C.unscaled_horizon(t, u)
+        out = lambda n, t=t, u=u: u[0] + (u[1] - u[0]) * mpmath.exp(t) / (mpmath.exp(t) + n - 1)  # noqa: E731
+        assert out(H) > 0 >= out(H + 1)
+    assert C.unscaled_horizon(0, (-1, 3)) == 3  # e^0 3 / 1 = 3 exactly: n - 1 < 3 up to n = 3
+    with pytest.raises(ValueError, match="straddles"):
+        C.unscaled_horizon(0, (-1, arb(3, 1e-10)))
+
+
+def test_d_token_phase_two():
+    two, base = C.d_token_phase_two(2, 1, 150, Q), C.phase_two(1, 150, Q)
+    assert two.t1.overlaps(base.t1) and two.eta2_star.overlaps(base.eta2_star) and two.c1.overlaps(base.c1)
+    q3 = Fraction(1, 3)
+    m_ref = mpmath.fsum(mpmath.mpf(1) / 3 * (mpmath.mpf(2) / 3) ** (n - 1) / n for n in range(1, 400))
+    for d in [3, 4]:
+        phase = C.d_token_phase_two(d, 1, 7, q3)
+        c1, w1 = -m_ref / (4 * (d - 1)), m_ref / 4 * d / (d - 1)  # u_b = m/4, u_a = -m/(4(d-1))
+        G_ref = mpmath.fsum(
+            mpmath.mpf(1) / 3 * (mpmath.mpf(2) / 3) ** (n - 1) * sigma(-c1 - w1 / n) * mpmath.log(n) * (n - 1) / n**2
+            for n in range(2, 400)
+        )
+        assert encloses(phase.c1, c1) and encloses(phase.w1, w1) and encloses(phase.G, G_ref)
+        assert encloses(phase.t1, mpmath.mpf(7 * d) / (d - 1) * w1 / 2 * G_ref)
+        assert encloses(phase.eta2_star * phase.t1 / 7, 1)  # t1 = 1 at eta2*
+    with pytest.raises(ValueError, match="d must"):
+        C.d_token_phase_two(1, 1, 1, Q)
+
+
+def test_relu_certificate_against_a_dense_grid():
+    """The certificate's verdict against the readout evaluated at every a^(n-1) b, n <= 5000, in mpmath."""
+    V, b, a = [(0.0, 0.0), (0.0, -1.0), (0.0, 1.0), (0.0, 1.0)], [1.0, 0.5, -0.6, -0.8], [0.2, -1.0, -2.0, 4.0]
+
+    def g(p):
+        return sum(aj * max(v0 * (1 - p) + v1 * p + bj, 0) for (v0, v1), bj, aj in zip(V, b, a, strict=True))
+
+    dip = C.relu_readout_certificate(V, b, a, 1.2)
+    t = mpmath.mpf(1.2)
+    worst = min(g(1 / (1 + (n - 1) * mpmath.mpf(n) ** -t)) for n in range(1, 5_001))
+    assert not dip.recognises and worst < 0  # the dip near p = 0.8 is reached by some length
+    assert dip.positive_min <= arb(mpmath.nstr(worst, 30))
+    good = C.relu_readout_certificate([(1.0, 3.0), (2.0, -1.0)], [-1.5, -0.5], [1.0, -0.5], 2.0)
+    assert good.recognises and good.n_star == 2
+    assert encloses(good.negative, -0.75)  # g(0) = relu(1 - 1.5) - 0.5 relu(2 - 0.5)
+
+
+def test_first_uniform_margin_brute_force():
+    for s in [1.1, 1.5, 2.0]:
+        sm = mpmath.mpf(s)
+        n_star, gamma = C.first_uniform_margin(s)
+        margins = [(mpmath.mpf(n) ** sm - n + 1) / (mpmath.mpf(n) ** sm + n - 1) for n in range(1, 5_000)]
+        best = min(range(len(margins)), key=margins.__getitem__)
+        assert n_star == best + 1 and encloses(gamma, margins[best])
+
+
+def test_first_marker_factor_against_mpmath():
+    c, w, half = -0.1, 0.3, Fraction(1, 2)
+    ball_value = C.first_marker_factor_geometric(c, w, half, terms=120)
+
+    def term(n):
+        total = mpmath.mpf(0)
+        for j in range(n):
+            bracket = sigma(-(c + w * mpmath.mpf(1 + j) / n)) * (1 - mpmath.mpf(j) / (n - 1)) + sigma(
+                c + w * mpmath.mpf(j) / n
+            ) * (mpmath.mpf(j) / (n - 1))
+            total += mpmath.binomial(n - 1, j) / mpmath.mpf(2) ** (n - 1) * bracket
+        return mpmath.log(n) * (n - 1) / mpmath.mpf(n) ** 2 * total
+
+    with mpmath.workdps(40):  # q = 1/2: the rest beyond 150 is below 2^-150 < 1e-45
+        ref = mpmath.fsum(mpmath.mpf(2) ** -n * term(n) for n in range(2, 151))
+    assert ball_value.overlaps(arb(mpmath.nstr(ref, 38), 1e-37)) and 2 * float(ball_value.rad()) < 1e-34
+    assert not ball_value.overlaps(arb(mpmath.nstr(ref * (1 + mpmath.mpf(10) ** -30), 38)))
+    # at w = 0, c = 0 the bracket is 1/2 (1 - j/(n-1)) + 1/2 j/(n-1) = 1/2: G_F = Gamma / 2
+    assert C.first_marker_factor_geometric(0, 0, Q, 300).overlaps(C.gamma_geometric(Q, 300) / 2)
+
+
+def test_strip_terms_against_mpmath():
+    from flint import acb
+
+    for (u_a, u_b), (x, y) in [((-1.0, 2.0), (0.3, 0.7)), ((-30.0, 3000.0), (-2.0, 0.001)), ((2.0, 2.0), (5.0, -1.5))]:
+        z = mpmath.mpc(x, y)
+        f = u_a + (u_b - u_a) * sigma(z)
+        miss = sigma(-f)
+        expected = [mpmath.log(1 + mpmath.exp(-f)), miss * sigma(-z), miss * sigma(z), miss * sigma(z) * sigma(-z)]
+        for term, value in zip(C.strip_terms(acb(x, y), (u_a, u_b)), expected, strict=True):
+            assert term.overlaps(acb(arb(mpmath.nstr(value.real, 50), 1e-45), arb(mpmath.nstr(value.imag, 50), 1e-45)))
+            assert 2 * float(abs(term).rad()) < 1e-40
+    assert C.strip_half_width(0).overlaps(arb.pi() / 2) and C.strip_half_width(-4).overlaps(arb.pi() / 4)
+    M = C.strip_bounds((-3.0, 1.0))
+    assert encloses(M[0], mpmath.log(1 + mpmath.exp(3)) + mpmath.pi / 2) and M[1] == 1
+
+
+def test_sampled_phase_moments_against_mpmath():
+    """Sigma_u and V_t as moments of the per-string gradients listed string by string, J by mpmath's
+    numerical derivative of dL/dt (lengths to 1500; the rest is below 0.9^1500 < 1e-68)."""
+    u = (-0.3, 0.45)
+    moments = C.sampled_phase_moments(u, 1.0, 150.0, 1024, Q)
+    q = mpmath.mpf(1) / 10
+    lengths = range(1, 1501)
+    mass = [q * (1 - q) ** (n - 1) / 2 for n in lengths]  # positives; the negative has mass 1/2
+
+    def d_t(n, u_a, u_b):
+        w, p = u_b - u_a, mpmath.mpf(1) / n
+        return -w * sigma(-(u_a + w * p)) * mpmath.log(n) * p * (1 - p)
+
+    with mpmath.workdps(40):
+        grads = [((1 - mpmath.mpf(1) / n) / -2, -mpmath.mpf(1) / (2 * n)) for n in lengths]
+        rows = [(mpmath.mpf(1) / 2, (mpmath.mpf(1) / 2, 0)), *zip(mass, grads, strict=True)]
+        mean = [mpmath.fsum(m * g[i] for m, g in rows) for i in (0, 1)]
+        cov = [mpmath.fsum(m * g[i] * g[j] for m, g in rows) - mean[i] * mean[j] for i, j in ((0, 0), (0, 1), (1, 1))]
+        ds = [d_t(n, mpmath.mpf(u[0]), mpmath.mpf(u[1])) for n in lengths]
+        v_t = (
+            mpmath.fsum(m * d * d for m, d in zip(mass, ds, strict=True))
+            - mpmath.fsum(m * d for m, d in zip(mass, ds, strict=True)) ** 2
+        )
+
+        def dL_dt(u_a, u_b):
+            return mpmath.fsum(m * d_t(n, u_a, u_b) for m, n in zip(mass, lengths, strict=True))
+
+        J = [
+            mpmath.diff(lambda x: dL_dt(x, mpmath.mpf(u[1])), u[0]),
+            mpmath.diff(lambda x: dL_dt(mpmath.mpf(u[0]), x), u[1]),
+        ]
+    for enclosure, value in [
+        *zip(moments.sigma_u, cov, strict=True),
+        (moments.v_t, v_t),
+        *zip(moments.J, J, strict=True),
+    ]:
+        assert enclosure.overlaps(arb(mpmath.nstr(value, 35), 1e-30)) and 2 * float(enclosure.rad()) < 1e-40
+    quad = J[0] ** 2 * cov[0] + 2 * J[0] * J[1] * cov[1] + J[1] ** 2 * cov[2]
+    sd_ref = mpmath.sqrt(4 * 150**2 / mpmath.mpf(1024) * (v_t + quad))
+    assert moments.sd_t1.overlaps(arb(mpmath.nstr(sd_ref, 35), 1e-30)) and 2 * float(moments.sd_t1.rad()) < 1e-40
