@@ -65,13 +65,35 @@ class ExpansionTooCostly(ValueError):
 
 
 def strip_half_width(w: float) -> float:
-    """R = ``min(pi/2, pi/|w|)``: the per-string terms are analytic on ``|Im z| <= r`` (:prf:ref:`lem-strip`)."""
+    """The half-width ``r = min(pi/2, pi/|w|)`` of the strip ``|Im z| <= r`` on which the per-string terms are analytic (:prf:ref:`lem-strip`).
+
+    Parameters
+    ----------
+    w : float
+        ``u_b - u_a``.
+
+    Returns
+    -------
+    float
+        r.
+    """
     return math.pi / 2 if abs(w) <= 2 else math.pi / abs(w)
 
 
 def string_bounds(u_a: float, u_b: float) -> NDArray[np.float64]:
     """Bounds on the strip of :prf:ref:`lem-strip` for the four per-string terms (loss, d/du_a, d/du_b, d/dt):
-    softplus(-min(u_a, u_b)) + pi/2 for the loss, 1 for the others."""
+    softplus(-min(u_a, u_b)) + pi/2 for the loss, 1 for the others.
+
+    Parameters
+    ----------
+    u_a, u_b : float
+        The output layer.
+
+    Returns
+    -------
+    ndarray
+        float64 (4,).
+    """
     return np.array([float(softplus(np.float64(-min(u_a, u_b)))) + math.pi / 2, 1.0, 1.0, 1.0])
 
 
@@ -173,36 +195,136 @@ class CountTail:
     (binomial counts) or 0 (one b). Every bound is per unit of the string bound M."""
 
     def sizes(self, N0: int) -> tuple[int, ...]:
-        """The sizes to try at exact length N0, smallest (cheapest) first."""
+        """The sizes to try at exact length N0, smallest (cheapest) first.
+
+        Parameters
+        ----------
+        N0 : int
+            The largest length summed term by term.
+
+        Returns
+        -------
+        tuple of int
+            The sizes.
+        """
         raise NotImplementedError
 
     def surrogate(self, x: NDArray[np.float64], problem: _Problem, size: int) -> tuple[NDArray, NDArray]:
         """m~(x) for the four terms, shape (4, len(x)); and a bound (per unit of M, without s(x)) on
-        the numerical error of each value (quadrature inside m~, Taylor coefficients)."""
+        the numerical error of each value (quadrature inside m~, Taylor coefficients).
+
+        Parameters
+        ----------
+        x : ndarray
+            float64 real lengths >= N0 (the quadrature nodes above N0, and N0 and N0 + 1).
+        problem : object
+            The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
+            the strip half-width r and the string bounds M).
+        size : int
+            A or J, one of :meth:`sizes`.
+
+        Returns
+        -------
+        surrogate, error : ndarray
+            float64 (4, len(x)) and (len(x),).
+        """
         raise NotImplementedError
 
     def evaluations(self, x: NDArray[np.float64], problem: _Problem, size: int) -> int:
-        """The number of per-string evaluations :meth:`surrogate` makes at ``x`` (before it runs)."""
+        """The number of per-string evaluations :meth:`surrogate` makes at ``x`` (before it runs).
+
+        Parameters
+        ----------
+        x : ndarray
+            float64 real lengths >= N0 (the quadrature nodes above N0, and N0 and N0 + 1).
+        problem : object
+            The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
+            the strip half-width r and the string bounds M).
+        size : int
+            A or J, one of :meth:`sizes`.
+
+        Returns
+        -------
+        int
+            The number of evaluations.
+        """
         raise NotImplementedError
 
     def inner_bound(self, problem: _Problem, N0: int, size: int) -> tuple[float, float]:
-        """Bound on ``sum_{n > N0} pi(n) |m(n) - m~(n)|``: (without s(n), with s(n) = log n)."""
+        """Bound on ``sum_{n > N0} pi(n) |m(n) - m~(n)|``, per unit of M.
+
+        Parameters
+        ----------
+        problem : object
+            The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
+            the strip half-width r and the string bounds M).
+        N0 : int
+            The largest length summed term by term.
+        size : int
+            A or J, one of :meth:`sizes`.
+
+        Returns
+        -------
+        tuple of float
+            (without s(n), with s(n) = log n).
+        """
         raise NotImplementedError
 
     def disk(self, problem: _Problem, size: int) -> tuple[float, float]:
         """(phi, shift): the disks D(y, rho1 y) of the outer bound have sin(phi) (N0 - shift) / N0
-        as their relative radius, phi small enough that m~ is analytic on them."""
+        as their relative radius, phi small enough that m~ is analytic on them.
+
+        Parameters
+        ----------
+        problem : object
+            The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
+            the strip half-width r and the string bounds M).
+        size : int
+            A or J, one of :meth:`sizes`.
+
+        Returns
+        -------
+        tuple of float
+            (phi, shift).
+        """
         raise NotImplementedError
 
     def disk_bound(self, problem: _Problem, size: int, y: float) -> float:
-        """K with ``|m~| <= M K |s|`` on the disks, ``|xi| >= y``."""
+        """K with ``|m~| <= M K |s|`` on the disks, ``|xi| >= y``.
+
+        Parameters
+        ----------
+        problem : object
+            The expansion's problem, built by :func:`tail_expansion` (the laws, the parameters,
+            the strip half-width r and the string bounds M).
+        size : int
+            A or J, one of :meth:`sizes`.
+        y : float
+            The lower bound on ``|xi|`` on the disks, > 0.
+
+        Returns
+        -------
+        float
+            K.
+        """
         raise NotImplementedError
 
 
 @singledispatch
 def count_tail(counts: CountDistribution) -> CountTail | None:
     """The pieces of :prf:ref:`thm-tail-expansion` for the count law ``counts``; None (no expansion) for a
-    law that registers none."""
+    law that registers none.
+
+    Parameters
+    ----------
+    counts : CountDistribution
+        The count law.
+
+    Returns
+    -------
+    CountTail or None
+        Its pieces, or None.
+    """
     return None
 
 
@@ -321,7 +443,20 @@ def logistic_density_bound(distance: NDArray[np.float64], radius: float) -> NDAr
     """The maximum of ``|sigma'(xi)|`` over ``|Re xi| >= distance``, ``|Im xi| <= radius`` (``radius <= pi/2``),
     the bound on the uniform law's bulk integrand on a quadrature panel's disks: ``sigma'(xi) = 1 / (4
     cosh^2(xi / 2))`` and ``|cosh(a + ib)|^2 = sinh^2 a + cos^2 b`` (:prf:ref:`lem-strip`, proof (iii)) give
-    ``1 / (4 (sinh^2(distance / 2) + cos^2(radius / 2)))``, attained at ``distance + i radius``."""
+    ``1 / (4 (sinh^2(distance / 2) + cos^2(radius / 2)))``, attained at ``distance + i radius``.
+
+    Parameters
+    ----------
+    distance : ndarray
+        float64 distances >= 0 of the panels' disks from the imaginary axis.
+    radius : float
+        The strip half-width, in (0, pi/2] (not checked).
+
+    Returns
+    -------
+    ndarray
+        float64, the shape of ``distance``.
+    """
     return 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))
 
 

@@ -65,6 +65,25 @@ def wrap(text: str, width: int = COLUMN, indent: int = 4) -> str:
 
     A continuation line starts ``indent`` spaces further in than the line it continues.
     Lines that fit are left as they are; a line with no place to break stays whole.
+
+    Parameters
+    ----------
+    text : str
+        The printed text, possibly several lines.
+    width : int, optional
+        The longest line, at least 20 characters (default :data:`COLUMN`).
+    indent : int, optional
+        The extra indentation of continuation lines, in 0..width // 2.
+
+    Returns
+    -------
+    str
+        The wrapped text.
+
+    Raises
+    ------
+    ValueError
+        If ``width`` or ``indent`` is out of range.
     """
     if width < 20:
         raise ValueError(f"width must be at least 20 characters, got {width}")
@@ -84,7 +103,22 @@ def wrap(text: str, width: int = COLUMN, indent: int = 4) -> str:
 
 
 def print_wrapped(*values: object, sep: str = " ", width: int = COLUMN) -> None:
-    """``print(*values, sep=sep)``, its lines wrapped to ``width`` by :func:`wrap`."""
+    """``print(*values, sep=sep)``, its lines wrapped to ``width`` by :func:`wrap`.
+
+    Parameters
+    ----------
+    *values : object
+        What is printed, each by ``str``.
+    sep : str, optional
+        The separator between values.
+    width : int, optional
+        The longest line, at least 20 characters (default :data:`COLUMN`).
+
+    Raises
+    ------
+    ValueError
+        If ``width`` is out of range.
+    """
     print(wrap(sep.join(str(value) for value in values), width))
 
 
@@ -93,6 +127,16 @@ def markdown_text(text: str) -> str:
 
     ``markdown_text("(0.3, 1) base*3.16")`` -> ``"(0.3, 1) base\\*3.16"``; a ``|`` cannot end
     the cell, a ``_`` or ``*`` starts no emphasis, a backslash stays a backslash.
+
+    Parameters
+    ----------
+    text : str
+        Generated text.
+
+    Returns
+    -------
+    str
+        The escaped text.
     """
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
@@ -100,7 +144,25 @@ def markdown_text(text: str) -> str:
 def table_with_widths(lines: list[str], widths: list[int]) -> str:
     """The Markdown table ``lines`` (header, separator, rows) as a MyST ``table`` directive with
     relative column ``widths``, one per column of the header, set in the PDF as a ``longtable``
-    (a table that may break across pages: a tall one otherwise runs past the page's foot)."""
+    (a table that may break across pages: a tall one otherwise runs past the page's foot).
+
+    Parameters
+    ----------
+    lines : list of str
+        The Markdown table: header, separator, rows.
+    widths : list of int
+        Relative column widths, positive, one per column of the header.
+
+    Returns
+    -------
+    str
+        The ``table`` directive.
+
+    Raises
+    ------
+    ValueError
+        If ``widths`` does not give one positive width per column.
+    """
     columns = len(lines[0].strip().strip("|").split("|")) if lines else 0
     if len(widths) != columns or any(w <= 0 for w in widths):
         raise ValueError(f"widths must be {columns} positive numbers, one per column, got {widths}")

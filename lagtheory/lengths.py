@@ -213,6 +213,18 @@ class Geometric(LengthDistribution):
 
     Tail bounds: P(n > N) = (1 - q)^N exactly, and since log n <= log N + (n - N)/N
     for n >= N (concavity), E[log n ; n > N] <= (1 - q)^N (log N + 1/(N q)).
+
+    Attributes
+    ----------
+    mean : float
+        The mean length, finite and > 1.
+
+    Raises
+    ------
+    ValueError
+        If ``mean`` is not finite and > 1.
+    TypeError
+        If ``mean`` is not a real number.
     """
 
     mean: float
@@ -247,12 +259,38 @@ class Geometric(LengthDistribution):
         return self.tail_mass_bound(N) * (math.log(N) + 1.0 / (N * self.success))
 
     def sample_support(self, tol: float) -> None:
-        """None: the draws of :meth:`sample` are exact (``tol`` is not used)."""
+        """None: the draws of :meth:`sample` are exact.
+
+        Parameters
+        ----------
+        tol : float
+            Not used.
+
+        Returns
+        -------
+        None
+            The draws are unbounded.
+        """
         return None
 
     def sample(self, size: int, rng: np.random.Generator, tol: float) -> NDArray[np.int64]:
         """``size`` lengths drawn exactly from ``rng`` by inverse CDF, one uniform each:
-        n = 1 + floor(log(V) / log(1 - q)), V uniform on (0, 1], since P(n > N) = (1 - q)^N."""
+        n = 1 + floor(log(V) / log(1 - q)), V uniform on (0, 1], since P(n > N) = (1 - q)^N.
+
+        Parameters
+        ----------
+        size : int
+            How many lengths.
+        rng : numpy.random.Generator
+            The source of randomness.
+        tol : float
+            Not used (the draws are exact).
+
+        Returns
+        -------
+        ndarray
+            int64 lengths.
+        """
         uniform = rng.random(size)
         q = self.success
         return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)
@@ -270,6 +308,18 @@ class PowerLaw(LengthDistribution):
     Tail bounds by comparison with integrals (x^(-s) and x^(-s) log x decrease
     for x >= 3 > e^(1/s)):  P(n > N) <= N^(1-s) / ((s - 1) zeta(s)) and
     E[log n ; n > N] <= N^(1-s) (log N / (s - 1) + 1/(s - 1)^2) / zeta(s),  N >= 3.
+
+    Attributes
+    ----------
+    exponent : float
+        The exponent s, finite and > 1.
+
+    Raises
+    ------
+    ValueError
+        If ``exponent`` is not finite and > 1.
+    TypeError
+        If ``exponent`` is not a real number.
     """
 
     exponent: float
@@ -297,7 +347,18 @@ class PowerLaw(LengthDistribution):
 
     def density(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """x^(-s) / zeta(s) at real x >= 1 (not checked): pi(n) continued to real lengths, the
-        integrand of the tail expansion (:prf:ref:`thm-tail-expansion`)."""
+        integrand of the tail expansion (:prf:ref:`thm-tail-expansion`).
+
+        Parameters
+        ----------
+        x : ndarray
+            float64 real lengths >= 1.
+
+        Returns
+        -------
+        ndarray
+            float64, the shape of ``x``.
+        """
         return np.exp(-self.exponent * np.log(x)) / self.normaliser
 
     def tail_mass_bound(self, N: int) -> float:

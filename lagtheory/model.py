@@ -43,8 +43,32 @@ _INITIALISATIONS = ("zero", "symmetric", "random")
 class ShallowTransformer(torch.nn.Module):
     """One length-scaled attention layer with a fixed query, then a readout (:prf:ref:`def-model`).
 
-    Parameters (``torch.nn.Parameter``, float64, zero at construction):
-    ``theta`` (d,) attention scores; ``u`` (d,) for the linear readout, or
+    Parameters
+    ----------
+    vocab_size : int, optional
+        The number d of tokens, an integer >= 2 (default 2: a = 0, b = 1).
+    readout : {"linear", "ffn"}, optional
+        The linear readout ``f = u . h`` (:eq:`eq-readout`) or the one-hidden-layer ReLU network.
+    hidden : int or None, optional
+        The width of the ReLU layer, an integer >= 1 for ``readout="ffn"``; must be None for
+        ``readout="linear"``.
+    scaling : {"log", "none"}, optional
+        Length-scaled scores (:eq:`eq-attention`) or plain softmax scores (:eq:`eq-unscaled`).
+    first_position_score : bool, optional
+        Whether position 1 carries the learnable extra score ``s`` (the marker for FIRST).
+
+    Raises
+    ------
+    ValueError
+        If ``vocab_size`` or ``hidden`` is out of range, ``readout`` or ``scaling`` is not one
+        of the names above, or ``hidden`` is given for the linear readout.
+    TypeError
+        If ``vocab_size`` or ``hidden`` is not an integer, or ``first_position_score`` not a bool.
+
+    Notes
+    -----
+    The trained tensors (``torch.nn.Parameter``, float64, zero at construction) are
+    ``theta`` (d,) the attention scores; ``u`` (d,) for the linear readout, or
     ``V`` (hidden, d), ``b`` (hidden,), ``a`` (hidden,) for the ReLU readout;
     ``s`` (scalar) the position-1 score when ``first_position_score=True``.
 
@@ -120,13 +144,33 @@ class ShallowTransformer(torch.nn.Module):
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The weights ``alpha_i`` of :eq:`eq-attention` (or :eq:`eq-unscaled`), shape (batch, L).
 
-        ``tokens`` is a LongTensor (batch, L), ``mask`` a BoolTensor of the
-        same shape, true on the real positions, which come first (padding to
-        the right); every row has ``n = mask.sum() >= 1``. Token ids of real
-        positions lie in ``[0, vocab_size)``; padding ids are ignored. Padding
-        gets weight exactly 0. The softmax denominator is a float sum over the
-        ``n`` positions, so its relative rounding grows with ``n`` (about 3e-12
-        at n = 1e6 with one b); long strings belong to ``forward_counts``.
+        Parameters
+        ----------
+        tokens : torch.Tensor
+            LongTensor (batch, L) with L >= 1; token ids of real positions lie in
+            ``[0, vocab_size)``, padding ids are ignored.
+        mask : torch.Tensor
+            BoolTensor of the shape of ``tokens``, true on the real positions, which come
+            first (padding to the right); every row has ``n = mask.sum() >= 1``.
+
+        Returns
+        -------
+        torch.Tensor
+            float64 (batch, L); padding gets weight exactly 0.
+
+        Raises
+        ------
+        TypeError
+            If ``tokens`` is not a LongTensor or ``mask`` not a BoolTensor.
+        ValueError
+            If the shapes disagree, a row has no real position, the mask is not a prefix,
+            or a token id is out of range.
+
+        Notes
+        -----
+        The softmax denominator is a float sum over the ``n`` positions, so its relative
+        rounding grows with ``n`` (about 3e-12 at n = 1e6 with one b); long strings belong
+        to ``forward_counts``.
         """
         lengths = self._check_tokens(tokens, mask)
         ids = torch.where(mask, tokens, torch.zeros_like(tokens))
@@ -139,15 +183,38 @@ class ShallowTransformer(torch.nn.Module):
         return torch.softmax(scores.masked_fill(~mask, -math.inf), dim=1)
 
     def pooled(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The pooled vector ``h = sum_i alpha_i e_(x_i)``, shape (batch, d), a point of the simplex."""
+        """The pooled vector ``h = sum_i alpha_i e_(x_i)``, shape (batch, d), a point of the simplex.
+
+        Parameters
+        ----------
+        tokens, mask : torch.Tensor
+            The padded token strings and their mask, as in :meth:`attention_weights` (which
+            raises on bad input).
+
+        Returns
+        -------
+        torch.Tensor
+            float64 (batch, d).
+        """
         alpha = self.attention_weights(tokens, mask)
         ids = torch.where(mask, tokens, torch.zeros_like(tokens))
         empty = torch.zeros(tokens.shape[0], self.vocab_size, dtype=torch.float64, device=tokens.device)
         return empty.scatter_add(1, ids, alpha)
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The model output ``f(x)`` (:eq:`eq-readout`) for each string, shape (batch,);
-        ``tokens`` and ``mask`` as in ``attention_weights``."""
+        """The model output ``f(x)`` (:eq:`eq-readout`) for each string, shape (batch,).
+
+        Parameters
+        ----------
+        tokens, mask : torch.Tensor
+            The padded token strings and their mask, as in :meth:`attention_weights` (which
+            raises on bad input).
+
+        Returns
+        -------
+        torch.Tensor
+            float64 (batch,).
+        """
         return self._readout(self.pooled(tokens, mask))
 
     # -- token counts ----------------------------------------------------
@@ -155,13 +222,35 @@ class ShallowTransformer(torch.nn.Module):
     def pooled_counts(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
         """The pooled vector ``h`` from token counts, shape (batch, d).
 
-        ``counts`` is a float64 tensor (batch, d) of whole-number token counts
-        (``n = counts.sum(1)``, up to 1e18 and beyond). The token ``v`` carries
-        total weight ``softmax(logit)_v`` with ``logit_v = log(count_v) +
-        theta_v log n`` (``+ theta_v`` without scaling); a count of 0 has logit
-        -inf and weight exactly 0. With the positional marker, ``first_token``
-        (batch,) gives ``x_1``: its count is reduced by one and position 1
-        gets the separate logit ``log 1 + (theta[x_1] + s) log n``.
+        The token ``v`` carries total weight ``softmax(logit)_v`` with ``logit_v = log(count_v) +
+        theta_v log n`` (``+ theta_v`` without scaling); a count of 0 has logit -inf and weight
+        exactly 0. With the positional marker the count of ``x_1`` is reduced by one and
+        position 1 gets the separate logit ``log 1 + (theta[x_1] + s) log n``.
+
+        Parameters
+        ----------
+        counts : torch.Tensor
+            float64 (batch, d) of finite whole-number token counts >= 0, each row with
+            length ``n = counts.sum(1) >= 1`` (up to 1e18 and beyond).
+        first_token : torch.Tensor, optional
+            LongTensor (batch,), the token ``x_1`` at position 1, in ``[0, vocab_size)`` with
+            count >= 1 in its row; required when ``first_position_score=True``, None otherwise.
+
+        Returns
+        -------
+        torch.Tensor
+            float64 (batch, d).
+
+        Raises
+        ------
+        TypeError
+            If ``counts`` is not float64 or ``first_token`` not a LongTensor.
+        ValueError
+            If ``counts`` has the wrong shape, is not finite whole numbers >= 0, or a row
+            is empty; or ``first_token`` is missing, superfluous or out of range.
+
+        Notes
+        -----
         The values are accurate to rounding at any length; autograd's gradient
         through the softmax carries a factor formed as ``1 - p``, so where one
         token's weight ``p`` is within ``delta`` of 1 its relative accuracy is
@@ -173,7 +262,21 @@ class ShallowTransformer(torch.nn.Module):
         )
 
     def forward_counts(self, counts: torch.Tensor, first_token: torch.Tensor | None = None) -> torch.Tensor:
-        """The model output ``f`` from token counts (see ``pooled_counts``), shape (batch,)."""
+        """The model output ``f`` from token counts, shape (batch,).
+
+        Parameters
+        ----------
+        counts : torch.Tensor
+            float64 (batch, d) token counts, as in :meth:`pooled_counts` (which raises on bad
+            input).
+        first_token : torch.Tensor, optional
+            LongTensor (batch,), the token at position 1, as in :meth:`pooled_counts`.
+
+        Returns
+        -------
+        torch.Tensor
+            float64 (batch,).
+        """
         return self._readout(self.pooled_counts(counts, first_token))
 
     # -- shared pieces ---------------------------------------------------
@@ -248,7 +351,20 @@ class ShallowTransformer(torch.nn.Module):
 
 
 def score_scale(lengths: torch.Tensor, scaling: str) -> torch.Tensor:
-    """The factor multiplying the attention scores: ``log n`` :eq:`eq-attention` or 1 :eq:`eq-unscaled`."""
+    """The factor multiplying the attention scores: ``log n`` :eq:`eq-attention` or 1 :eq:`eq-unscaled`.
+
+    Parameters
+    ----------
+    lengths : torch.Tensor
+        float64 lengths n >= 1, any shape.
+    scaling : {"log", "none"}
+        ``"log"`` gives ``log n``; any other value gives 1 (not validated here).
+
+    Returns
+    -------
+    torch.Tensor
+        float64, the shape of ``lengths``.
+    """
     return torch.log(lengths) if scaling == "log" else torch.ones_like(lengths)
 
 
@@ -259,14 +375,31 @@ def pooled_from_counts(
     first_token: torch.Tensor | None,
     scaling: str,
 ) -> torch.Tensor:
-    """The pooled vector ``h`` of :meth:`ShallowTransformer.pooled_counts` (which validates its
-    input), shape (..., batch, d), for parameters with optional leading dimensions.
+    """The pooled vector ``h`` of :meth:`ShallowTransformer.pooled_counts`, shape (..., batch, d),
+    for parameters with optional leading dimensions.
 
-    ``theta`` (..., d) and ``s`` (...) or None (no marker); ``counts`` (..., batch, d) and
-    ``first_token`` (..., batch) as in ``pooled_counts``. A leading dimension (one entry per
-    seed, say) broadcasts, so several independent models run in one call; without one this
-    is exactly the computation of ``pooled_counts``. The marker is the case P = 1 of
-    :func:`pooled_with_prefix`.
+    A leading dimension (one entry per seed, say) broadcasts, so several independent models
+    run in one call; without one this is exactly the computation of ``pooled_counts``. The
+    marker is the case P = 1 of :func:`pooled_with_prefix`. Nothing is validated here
+    (``pooled_counts`` validates its input).
+
+    Parameters
+    ----------
+    theta : torch.Tensor
+        float64 (..., d), the attention scores.
+    s : torch.Tensor or None
+        float64 (...), the position-1 score, or None for no marker.
+    counts : torch.Tensor
+        float64 (..., batch, d) token counts, as in ``pooled_counts``.
+    first_token : torch.Tensor or None
+        LongTensor (..., batch), the token at position 1; used only when ``s`` is given.
+    scaling : {"log", "none"}
+        Length-scaled (:eq:`eq-attention`) or unscaled (:eq:`eq-unscaled`) scores.
+
+    Returns
+    -------
+    torch.Tensor
+        float64 (..., batch, d).
     """
     if s is None:
         lengths = counts.sum(dim=-1)
@@ -286,10 +419,26 @@ def pooled_with_prefix(
     (..., batch, d): position i <= P with token v gets the score ``theta_v + position_scores[i]``
     (times log n), every later position ``theta_v`` (:eq:`eq-attention`; the marker is P = 1).
 
-    ``theta`` (..., d), ``position_scores`` (..., P); ``counts`` (..., batch, d) the token counts
-    of the whole words; ``prefix`` (..., batch, P) the tokens of positions 1..P (LongTensor), -1
-    past a word's end (n < P). The later positions enter through their counts (the prefix
-    tokens removed), in log space as in ``pooled_counts``; leading dimensions broadcast.
+    The later positions enter through their counts (the prefix tokens removed), in log space
+    as in ``pooled_counts``; leading dimensions broadcast. Nothing is validated here.
+
+    Parameters
+    ----------
+    theta : torch.Tensor
+        float64 (..., d), the attention scores.
+    position_scores : torch.Tensor
+        float64 (..., P), the extra scores of positions 1..P.
+    counts : torch.Tensor
+        float64 (..., batch, d), the token counts of the whole words.
+    prefix : torch.Tensor
+        LongTensor (..., batch, P), the tokens of positions 1..P, -1 past a word's end (n < P).
+    scaling : {"log", "none"}
+        Length-scaled (:eq:`eq-attention`) or unscaled (:eq:`eq-unscaled`) scores.
+
+    Returns
+    -------
+    torch.Tensor
+        float64 (..., batch, d).
     """
     d = theta.shape[-1]
     lengths = counts.sum(dim=-1)
@@ -309,8 +458,20 @@ def pooled_with_prefix(
 
 def linear_readout(u: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     """``f = u . h`` :eq:`eq-readout` evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
-    to ``h`` when all ``u_v`` are equal, see :class:`ShallowTransformer`); ``u`` (d,) with ``h``
-    (batch, d), or ``u`` (..., d) with ``h`` (..., batch, d) for several models at once."""
+    to ``h`` when all ``u_v`` are equal, see :class:`ShallowTransformer`).
+
+    Parameters
+    ----------
+    u : torch.Tensor
+        float64 (d,), or (..., d) for several models at once.
+    h : torch.Tensor
+        float64 pooled vectors, (batch, d) with ``u`` (d,), or (..., batch, d).
+
+    Returns
+    -------
+    torch.Tensor
+        float64 (batch,) or (..., batch).
+    """
     if u.ndim == 1:
         return u[0] + h[:, 1:] @ (u[1:] - u[0])
     return u[..., :1] + (h[..., 1:] @ (u[..., 1:] - u[..., :1]).unsqueeze(-1)).squeeze(-1)
@@ -385,6 +546,23 @@ def to_reduced(model: ShallowTransformer) -> tuple[float, float, float]:
 
     Defined for the two-token linear model without positional marker, where
     ``f = c + w p(n, k; t)`` (:eq:`eq-pooled-weight`).
+
+    Parameters
+    ----------
+    model : ShallowTransformer
+        With ``readout="linear"``, ``vocab_size=2`` and ``first_position_score=False``.
+
+    Returns
+    -------
+    tuple of float
+        ``(t, c, w)``.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a :class:`ShallowTransformer`.
+    ValueError
+        If ``model`` is not the two-token linear model without marker.
     """
     if not isinstance(model, ShallowTransformer):
         raise TypeError(f"model must be a ShallowTransformer, got {type(model).__name__}")

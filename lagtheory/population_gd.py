@@ -36,7 +36,36 @@ def run_schedule(
 ) -> Trajectory:
     """Run the phases in order from (theta0, u0) by full-batch GD on the exact population
     loss :eq:`eq-population-loss` over the data distribution ``data`` (:class:`lagtheory.data.Data`,
-    whose ``tol`` bounds the error of every gradient); the module docstring says how."""
+    whose ``tol`` bounds the error of every gradient); the module docstring says how.
+
+    Parameters
+    ----------
+    phases : list of Phase
+        The schedule, a non-empty list of phases.
+    data : Data
+        The data distribution.
+    theta0 : array_like, optional
+        The initial attention scores, a finite vector of length 2 ordered (a, b).
+    u0 : array_like, optional
+        The initial readout, a finite vector of length 2 ordered (a, b).
+    scaling : {"log", "none"}, optional
+        The model's scaling.
+    max_length : int, optional
+        The largest length of the recognition verdicts, a whole number in [1, 1e18].
+
+    Returns
+    -------
+    Trajectory
+        The start and the point after every step.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or the run leaves the finite range or its loss is not finite
+        (step sizes too large).
+    TypeError
+        If ``data`` is not a :class:`~lagtheory.data.Data` or a vector is not numeric.
+    """
     theta = check_parameter_vector(theta0, "theta0").copy()
     u = check_parameter_vector(u0, "u0").copy()
     check_phases(phases)

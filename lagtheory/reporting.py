@@ -46,6 +46,29 @@ def below(what: str, value: ArrayLike, bound: float) -> str:
     ``bound`` > 0 is printed with one significant digit (``1e-12``, ``5e-10``), so it
     must have one: ``3e-12`` is fine, ``3.5e-12`` is refused. Raises AssertionError,
     naming ``what`` and the offending value, if the bound is not met.
+
+    Parameters
+    ----------
+    what : str
+        The quantity's name, printed before the bound (may be empty).
+    value : array_like
+        A finite number or array; its largest absolute entry is tested.
+    bound : float
+        The bound, finite and > 0, with one significant digit.
+
+    Returns
+    -------
+    str
+        ``"<what> < <bound>"``.
+
+    Raises
+    ------
+    AssertionError
+        Naming ``what`` and the offending value, if the bound is not met.
+    ValueError
+        If ``bound`` is not > 0 with one significant digit, or ``value`` is not finite.
+    TypeError
+        If ``value`` or ``bound`` is not numeric.
     """
     bound = check_positive(bound, "bound")
     shown = f"{bound:.0e}"
@@ -60,7 +83,27 @@ def below(what: str, value: ArrayLike, bound: float) -> str:
 def significant(value: float, digits: int) -> str:
     """``value`` rounded to ``digits`` significant digits (1 <= digits <= 8), in fixed or
     scientific notation as Python's ``g`` format chooses (``significant(0.25584, 3)`` ->
-    ``"0.256"``)."""
+    ``"0.256"``).
+
+    Parameters
+    ----------
+    value : float
+        A finite number.
+    digits : int
+        Significant digits, an integer in 1..8.
+
+    Returns
+    -------
+    str
+        The rounded value.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is out of range or ``value`` is not finite.
+    TypeError
+        If ``digits`` is not an integer or ``value`` not a number.
+    """
     digits = check_integer(digits, "digits", 1)
     if digits > MAX_DIGITS:
         raise ValueError(f"digits must be an integer in 1..{MAX_DIGITS}, got {digits!r}")
@@ -70,7 +113,27 @@ def significant(value: float, digits: int) -> str:
 
 def rounded(value: float, digits: int) -> float:
     """``value`` rounded to ``digits`` significant digits (1 <= digits <= 8), as a float whose
-    repr shows no more: for ``myst_nb.glue``, which stores the repr of the value it is given."""
+    repr shows no more: for ``myst_nb.glue``, which stores the repr of the value it is given.
+
+    Parameters
+    ----------
+    value : float
+        A finite number.
+    digits : int
+        Significant digits, an integer in 1..8.
+
+    Returns
+    -------
+    float
+        The rounded value.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is out of range or ``value`` is not finite.
+    TypeError
+        If ``digits`` is not an integer or ``value`` not a number.
+    """
     return float(significant(value, digits))
 
 
@@ -78,7 +141,27 @@ def supported(value: float, error: float) -> str:
     """``value`` with the significant digits that an absolute error bound ``error`` > 0
     supports: every digit shown is at least ten times the error, at most 8 digits, at
     least 1 (``supported(0.2558427881103, 1e-13)`` -> ``"0.25584279"``,
-    ``supported(1.7606, 1e-3)`` -> ``"1.76"``)."""
+    ``supported(1.7606, 1e-3)`` -> ``"1.76"``).
+
+    Parameters
+    ----------
+    value : float
+        A finite number.
+    error : float
+        Its absolute error bound, finite and > 0.
+
+    Returns
+    -------
+    str
+        The value with the supported digits (``"0"`` for 0).
+
+    Raises
+    ------
+    ValueError
+        If ``error`` is not finite and > 0 or ``value`` is not finite.
+    TypeError
+        If ``error`` or ``value`` is not a number.
+    """
     error = check_positive(error, "error")
     value = float(as_float_array(value, "value"))
     if value == 0:
@@ -92,5 +175,21 @@ def supported(value: float, error: float) -> str:
 def statistic(value: float) -> str:
     """A statistic of random draws (mean, standard deviation, rate, interval end, p-value)
     with ``STATISTIC_DIGITS`` = 4 significant digits (``statistic(0.40372312)`` -> ``"0.4037"``);
-    glue one with ``rounded(value, 4)``."""
+    glue one with ``rounded(value, 4)``.
+
+    Parameters
+    ----------
+    value : float
+        A finite number.
+
+    Returns
+    -------
+    str
+        The value with 4 significant digits.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not finite.
+    """
     return significant(value, STATISTIC_DIGITS)

@@ -68,7 +68,24 @@ def _check_step_size(value: object, name: str) -> float:
 @dataclass(frozen=True)
 class Phase:
     """``steps`` gradient steps with step size ``attention_lr`` on the attention group and
-    ``output_lr`` on the output group; a step size of 0 freezes that group exactly."""
+    ``output_lr`` on the output group; a step size of 0 freezes that group exactly.
+
+    Attributes
+    ----------
+    steps : int
+        The number of steps, an integer >= 0.
+    attention_lr : float
+        The attention's step size, finite and >= 0.
+    output_lr : float
+        The output layer's step size, finite and >= 0; not both 0.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` or a step size is out of range, or both step sizes are 0.
+    TypeError
+        If ``steps`` is not an integer or a step size not a real number.
+    """
 
     steps: int
     attention_lr: float
@@ -93,46 +110,224 @@ class Phase:
 
 
 def joint(steps: int, lr: float, attention_lr: float | None = None) -> list[Phase]:
-    """Train both groups together; the attention's step size is ``attention_lr`` (default ``lr``)."""
+    """Train both groups together; the attention's step size is ``attention_lr`` (default ``lr``).
+
+    Parameters
+    ----------
+    steps : int
+        The number of steps, an integer >= 0.
+    lr : float
+        The step size (the output layer's), finite and >= 0.
+    attention_lr : float, optional
+        The attention's step size, finite and >= 0 (default ``lr``); not both 0.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     return [Phase(steps, lr if attention_lr is None else attention_lr, lr)]
 
 
 def two_timescale(steps: int, lr: float, ratio: float) -> list[Phase]:
     """Joint training with the attention step size ``ratio`` times the output's
-    (ratio < 1: attention lags; ratio > 1: attention leads)."""
+    (ratio < 1: attention lags; ratio > 1: attention leads).
+
+    Parameters
+    ----------
+    steps : int
+        The number of steps, an integer >= 0.
+    lr : float
+        The output layer's step size, finite and > 0.
+    ratio : float
+        The attention's step size over the output's, finite and > 0.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     check_positive(ratio, "ratio")
     return [Phase(steps, ratio * lr, lr)]
 
 
 def lag(warm_steps: int, steps: int, lr: float, attention_lr: float | None = None) -> list[Phase]:
-    """The output layer alone for ``warm_steps`` steps, then ``steps`` joint steps."""
+    """The output layer alone for ``warm_steps`` steps, then ``steps`` joint steps.
+
+    Parameters
+    ----------
+    warm_steps : int
+        The steps of the warm-up, an integer >= 0.
+    steps : int
+        The joint steps, an integer >= 0.
+    lr : float
+        The output layer's step size, finite and > 0.
+    attention_lr : float, optional
+        The attention's step size in the joint phase, finite and >= 0 (default ``lr``).
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     return [Phase(warm_steps, 0.0, lr), Phase(steps, lr if attention_lr is None else attention_lr, lr)]
 
 
 def lead(warm_steps: int, steps: int, lr: float, attention_lr: float | None = None) -> list[Phase]:
-    """The attention alone for ``warm_steps`` steps (output frozen), then ``steps`` joint steps."""
+    """The attention alone for ``warm_steps`` steps (output frozen), then ``steps`` joint steps.
+
+    Parameters
+    ----------
+    warm_steps : int
+        The steps of the warm-up, an integer >= 0.
+    steps : int
+        The joint steps, an integer >= 0.
+    lr : float
+        The output layer's step size in the joint phase, finite and >= 0.
+    attention_lr : float, optional
+        The attention's step size in both phases, finite and > 0 (default ``lr``).
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     attention = lr if attention_lr is None else attention_lr
     return [Phase(warm_steps, attention, 0.0), Phase(steps, attention, lr)]
 
 
 def one_step(big_step: float, steps: int, lr: float) -> list[Phase]:
-    """One attention step of size ``big_step``, then ``steps`` output-only steps of size ``lr``."""
+    """One attention step of size ``big_step``, then ``steps`` output-only steps of size ``lr``.
+
+    Parameters
+    ----------
+    big_step : float
+        The attention step, finite and > 0.
+    steps : int
+        The output-only steps, an integer >= 0.
+    lr : float
+        The output layer's step size, finite and > 0.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     return [Phase(1, big_step, 0.0), Phase(steps, 0.0, lr)]
 
 
 def three_phase(eta1: float, eta2: float, steps3: int, lr3: float) -> list[Phase]:
     """:prf:ref:`thm-three-phase`: one output step (eta1), one attention step (eta2),
-    then ``steps3`` output steps of size lr3 with theta frozen."""
+    then ``steps3`` output steps of size lr3 with theta frozen.
+
+    Parameters
+    ----------
+    eta1 : float
+        The first output step, finite and > 0.
+    eta2 : float
+        The attention step, finite and > 0.
+    steps3 : int
+        The output steps of phase 3, an integer >= 0.
+    lr3 : float
+        Their step size, finite and > 0.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     return [Phase(1, 0.0, eta1), Phase(1, eta2, 0.0), Phase(steps3, 0.0, lr3)]
 
 
 def output_only(steps: int, lr: float) -> list[Phase]:
-    """Train only the output layer (the attention stays at its initial value)."""
+    """Train only the output layer (the attention stays at its initial value).
+
+    Parameters
+    ----------
+    steps : int
+        The number of steps, an integer >= 0.
+    lr : float
+        The output layer's step size, finite and > 0.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     return [Phase(steps, 0.0, lr)]
 
 
 def attention_only(steps: int, lr: float) -> list[Phase]:
-    """Train only the attention (the output layer frozen at its initial value)."""
+    """Train only the attention (the output layer frozen at its initial value).
+
+    Parameters
+    ----------
+    steps : int
+        The number of steps, an integer >= 0.
+    lr : float
+        The attention's step size, finite and > 0.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If a count or step size is out of range (as :class:`Phase` checks).
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
     return [Phase(steps, lr, 0.0)]
 
 
@@ -142,7 +337,30 @@ class ScheduleSettings:
     ``attention_lr`` and ``output_lr`` of the two groups, ``warm_steps`` for lag and lead,
     ``big_step`` for the single attention step of one-step and three-phase,
     ``first_output_step`` for three-phase's first step (None: ``output_lr``) and the step
-    ``accounting`` (:data:`ACCOUNTINGS`)."""
+    ``accounting`` (:data:`ACCOUNTINGS`).
+
+    Attributes
+    ----------
+    steps : int
+        The budget T, an integer >= 1 (>= 3 under ``"total"``).
+    attention_lr, output_lr : float
+        The base step sizes, finite and > 0.
+    warm_steps : int
+        The warm-up of lag and lead, an integer >= 1 (below ``steps`` under ``"total"``).
+    big_step : float
+        The single attention step of one-step and three-phase, finite and > 0.
+    first_output_step : float or None, optional
+        Three-phase's first output step, finite and > 0 (None: ``output_lr``).
+    accounting : {"total", "joint"}, optional
+        The step accounting.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    TypeError
+        If a count is not an integer or a step size not a real number.
+    """
 
     steps: int
     attention_lr: float
@@ -172,7 +390,23 @@ class ScheduleSettings:
 
 
 def two_timescale_ratio(name: str) -> float:
-    """The ratio r of a schedule named ``two-timescale-r``; ValueError for another name."""
+    """The ratio r of a schedule named ``two-timescale-r``.
+
+    Parameters
+    ----------
+    name : str
+        ``"two-timescale-r"`` with r a finite number > 0.
+
+    Returns
+    -------
+    float
+        r.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not of that form.
+    """
     if not isinstance(name, str) or not name.startswith(TWO_TIMESCALE_PREFIX):
         raise ValueError(f"name must be 'two-timescale-r' with r > 0, got {name!r}")
     try:
@@ -185,7 +419,25 @@ def two_timescale_ratio(name: str) -> float:
 
 
 def check_schedule_name(name: object) -> str:
-    """A name of :data:`SCHEDULE_NAMES`, ``two-timescale-r`` or one of :data:`THEORY_ONLY_NAMES`."""
+    """A schedule name, checked.
+
+    Parameters
+    ----------
+    name : object
+        A name of :data:`SCHEDULE_NAMES`, ``two-timescale-r`` (r > 0) or one of :data:`THEORY_ONLY_NAMES`.
+
+    Returns
+    -------
+    str
+        ``name``.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a str.
+    ValueError
+        If it is not a schedule's name.
+    """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES}, got {type(name).__name__}")
     if name.startswith(TWO_TIMESCALE_PREFIX):
@@ -202,6 +454,25 @@ def make_schedule(name: str, settings: ScheduleSettings) -> list[Phase]:
     all (the warm-up of lag and lead, and the single steps of one-step and
     three-phase, come out of the budget); under ``"joint"`` the last phase takes
     ``settings.steps`` steps and the steps before it are extra.
+
+    Parameters
+    ----------
+    name : str
+        A schedule name (:func:`check_schedule_name`).
+    settings : ScheduleSettings
+        The budget, step sizes and accounting.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a schedule's name.
+    TypeError
+        If ``name`` is not a str or ``settings`` not a ScheduleSettings.
     """
     check_schedule_name(name)
     if not isinstance(settings, ScheduleSettings):
@@ -227,7 +498,25 @@ def make_schedule(name: str, settings: ScheduleSettings) -> list[Phase]:
 
 
 def check_phases(phases: object, name: str = "phases") -> list[Phase]:
-    """A non-empty list of Phase objects."""
+    """A non-empty list of Phase objects, checked.
+
+    Parameters
+    ----------
+    phases : object
+        The phases.
+    name : str, optional
+        How they are named in the error message.
+
+    Returns
+    -------
+    list of Phase
+        The phases.
+
+    Raises
+    ------
+    ValueError
+        If ``phases`` is not a non-empty list of :class:`Phase`.
+    """
     if not isinstance(phases, list) or not phases or not all(isinstance(phase, Phase) for phase in phases):
         raise ValueError(f"{name} must be a non-empty list of Phase objects")
     return phases
@@ -235,7 +524,23 @@ def check_phases(phases: object, name: str = "phases") -> list[Phase]:
 
 def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
     """Step by step, the phase of each schedule (None once a schedule has finished):
-    row i holds the phases that step i of every schedule belongs to."""
+    row i holds the phases that step i of every schedule belongs to.
+
+    Parameters
+    ----------
+    schedules : list of list of Phase
+        A non-empty list of schedules.
+
+    Returns
+    -------
+    list of tuple
+        Row i: the :class:`Phase` (or None) of every schedule at step i.
+
+    Raises
+    ------
+    ValueError
+        If ``schedules`` is empty or a schedule is not a non-empty list of phases.
+    """
     if not isinstance(schedules, list) or not schedules:
         raise ValueError("schedules must be a non-empty list of lists of Phase objects")
     per_schedule = [

@@ -51,7 +51,18 @@ class Optimiser(Protocol):
     over since the last update. :class:`NumpyGradientDescent` and :class:`TorchGroupOptimiser` are the two."""
 
     def update(self, phases: tuple[Phase | None, ...]) -> None:
-        """One step of every schedule with the handed-over gradients."""
+        """One step of every schedule with the handed-over gradients.
+
+        Parameters
+        ----------
+        phases : tuple of (Phase or None)
+            The phase of each schedule at this step (None: finished, not moved).
+
+        Raises
+        ------
+        ValueError
+            If no gradients were handed over since the last update.
+        """
         ...
 
 
@@ -70,6 +81,28 @@ def descend(
     schedule (:func:`lagtheory.schedules.step_plan`). A non-finite loss of a
     schedule still running raises ValueError, unless ``allow_non_finite``
     (the seed-batched experiments record a diverged run instead).
+
+    Parameters
+    ----------
+    schedules : list of list of Phase
+        A non-empty list of schedules.
+    gradient : callable
+        The gradient oracle (:data:`GradientOracle`).
+    optimiser : Optimiser
+        Moves the parameters (:class:`NumpyGradientDescent` or :class:`TorchGroupOptimiser`).
+    allow_non_finite : bool, optional
+        Record a non-finite loss instead of raising.
+
+    Returns
+    -------
+    ndarray
+        float64 (steps, schedules, ...).
+
+    Raises
+    ------
+    ValueError
+        If ``schedules`` is not a non-empty list of schedules, or (unless ``allow_non_finite``) a
+        running schedule's loss is not finite.
     """
     plan = step_plan(schedules)
     losses = []
@@ -94,6 +127,18 @@ class NumpyGradientDescent:
     ``attention[k]`` and ``output[k]`` are the arrays of the two groups of
     schedule k; :meth:`set_gradients` stores the gradients of the current step
     (same structure), :meth:`update` applies them with each schedule's phase.
+
+    Parameters
+    ----------
+    attention : list of list of ndarray
+        Per schedule, the float64 arrays of the attention group (updated in place).
+    output : list of list of ndarray
+        Per schedule, the float64 arrays of the output group, as many schedules as ``attention``.
+
+    Raises
+    ------
+    ValueError
+        If ``attention`` and ``output`` hold different numbers of schedules.
     """
 
     def __init__(self, attention: list[list[NDArray[np.float64]]], output: list[list[NDArray[np.float64]]]) -> None:
@@ -105,11 +150,30 @@ class NumpyGradientDescent:
     def set_gradients(
         self, attention: list[list[NDArray[np.float64]]], output: list[list[NDArray[np.float64]]]
     ) -> None:
-        """The gradients of the current step, structured as the parameters."""
+        """The gradients of the current step, structured as the parameters.
+
+        Parameters
+        ----------
+        attention : list of list of ndarray
+            Per schedule, the gradients of the attention group's arrays.
+        output : list of list of ndarray
+            Per schedule, the gradients of the output group's arrays.
+        """
         self.gradients = [(list(a), list(o)) for a, o in zip(attention, output, strict=True)]
 
     def update(self, phases: tuple[Phase | None, ...]) -> None:
-        """One step of every schedule with its phase's step sizes."""
+        """One step of every schedule with its phase's step sizes.
+
+        Parameters
+        ----------
+        phases : tuple of (Phase or None)
+            The phase of each schedule at this step (None: finished, not moved).
+
+        Raises
+        ------
+        ValueError
+            If :meth:`set_gradients` was not called since the last update.
+        """
         if self.gradients is None:
             raise ValueError("set_gradients must be called before update")
         for (params, grads), phase in zip(zip(self.groups, self.gradients, strict=True), phases, strict=True):
@@ -129,6 +193,28 @@ class TorchGroupOptimiser:
     ``kind`` is "sgd" (``p <- p - lr grad``) or "adam" (``betas``, ``eps`` as in
     torch). Adam is elementwise, so a tensor holding several independent
     seeds along a leading dimension is updated exactly as each seed alone.
+
+    Parameters
+    ----------
+    attention : list of list of torch.Tensor
+        Per schedule (at least one), the leaf tensors (``requires_grad=True``) of the attention group.
+    output : list of list of torch.Tensor
+        Per schedule, the leaf tensors of the output group, as many schedules as ``attention``;
+        no tensor in two groups.
+    kind : {"sgd", "adam"}, optional
+        The optimiser.
+    betas : tuple of float, optional
+        Adam's coefficients, as in torch.
+    eps : float, optional
+        Adam's eps, as in torch.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown, the group lists are empty or of different lengths, or a tensor
+        is in two groups.
+    TypeError
+        If a parameter is not a leaf tensor with ``requires_grad=True``.
     """
 
     def __init__(
@@ -162,7 +248,23 @@ class TorchGroupOptimiser:
             self.optimiser = torch.optim.Adam(groups, lr=0.0, betas=betas, eps=eps, foreach=False)
 
     def trained(self, phases: Sequence[Phase | None]) -> list[torch.Tensor]:
-        """The tensors that the step with these phases moves (their groups' step sizes are > 0)."""
+        """The tensors that the step with these phases moves (their groups' step sizes are > 0).
+
+        Parameters
+        ----------
+        phases : sequence of (Phase or None)
+            One entry per schedule.
+
+        Returns
+        -------
+        list of torch.Tensor
+            The trained tensors.
+
+        Raises
+        ------
+        ValueError
+            If ``phases`` does not hold one entry per schedule.
+        """
         groups = self.optimiser.param_groups
         rates = [rate for phase in phases for rate in _rates(phase)]
         if len(rates) != len(groups):
@@ -170,7 +272,20 @@ class TorchGroupOptimiser:
         return [tensor for group, rate in zip(groups, rates, strict=True) if rate > 0 for tensor in group["params"]]
 
     def backward(self, loss: torch.Tensor, phases: Sequence[Phase | None]) -> None:
-        """Set ``.grad`` of the trained tensors to the gradient of the scalar ``loss`` (the others get None)."""
+        """Set ``.grad`` of the trained tensors to the gradient of the scalar ``loss`` (the others get None).
+
+        Parameters
+        ----------
+        loss : torch.Tensor
+            A scalar.
+        phases : sequence of (Phase or None)
+            One entry per schedule.
+
+        Raises
+        ------
+        ValueError
+            If ``phases`` does not hold one entry per schedule.
+        """
         trained = self.trained(phases)
         gradients = torch.autograd.grad(loss, trained, allow_unused=True) if trained else ()
         for group in self.optimiser.param_groups:
@@ -181,7 +296,18 @@ class TorchGroupOptimiser:
         self.handed = True
 
     def update(self, phases: Sequence[Phase | None]) -> None:
-        """One optimiser step with each schedule's phase's step sizes; frozen groups are skipped."""
+        """One optimiser step with each schedule's phase's step sizes; frozen groups are skipped.
+
+        Parameters
+        ----------
+        phases : sequence of (Phase or None)
+            One entry per schedule.
+
+        Raises
+        ------
+        ValueError
+            If :meth:`backward` was not called since the last update.
+        """
         if not self.handed:
             raise ValueError("backward must be called before update")
         self.handed = False
@@ -202,6 +328,21 @@ class Trajectory:
     ``horizon[i]`` is the exact recognition horizon (largest H with every string of
     length <= H right, capped at ``max_length``) and ``recognises[i]`` whether every
     string up to ``max_length`` is right.
+
+    Attributes
+    ----------
+    theta : ndarray
+        float64 (steps + 1, 2), the attention scores ordered (a, b).
+    u : ndarray
+        float64 (steps + 1, 2), the readout.
+    loss : ndarray
+        float64 (steps + 1,), the loss at each point.
+    horizon : ndarray
+        int64 (steps + 1,), the exact recognition horizon.
+    recognises : ndarray
+        bool (steps + 1,), whether every string up to ``max_length`` is right.
+    phase_of_step : list of str, optional
+        The group ("output", "attention", "joint") trained at each step.
     """
 
     theta: NDArray[np.float64]
@@ -220,7 +361,20 @@ class Trajectory:
 class TrajectoryRecorder:
     """Collects the points of a run (parameters, loss, exact recognition verdict) into a
     :class:`Trajectory`; shared by the population runs of :mod:`lagtheory.population_gd` and the
-    mini-batch runs of :mod:`lagtheory.sampled`."""
+    mini-batch runs of :mod:`lagtheory.sampled`.
+
+    Parameters
+    ----------
+    max_length : int
+        The largest length of the recognition verdicts, a whole number in [1, 1e18].
+    scaling : {"log", "none"}
+        The model's scaling.
+
+    Raises
+    ------
+    ValueError
+        If ``max_length`` or ``scaling`` is out of range.
+    """
 
     def __init__(self, max_length: int, scaling: str) -> None:
         check_scaling(scaling)
@@ -234,7 +388,17 @@ class TrajectoryRecorder:
     def record(self, theta: NDArray[np.float64], u: NDArray[np.float64], loss: float) -> None:
         """Add one point (the start, then the point after each step). ``theta`` and ``u`` are finite
         float64 vectors of length 2 (not checked: the runs check their starting point, and the steps
-        keep it finite)."""
+        keep it finite).
+
+        Parameters
+        ----------
+        theta : ndarray
+            float64 (2,), the attention scores.
+        u : ndarray
+            float64 (2,), the readout.
+        loss : float
+            The loss at the point.
+        """
         verdict = _recognition_trusted(theta, u, self.max_length, self.scaling)
         self.thetas.append(np.array(theta, dtype=np.float64))
         self.us.append(np.array(u, dtype=np.float64))
@@ -244,7 +408,23 @@ class TrajectoryRecorder:
 
     def trajectory(self, phases: list[Phase]) -> Trajectory:
         """The recorded run of the schedule ``phases``: one point per step and the start; the phase
-        of each step is read from the schedule's step plan (:func:`lagtheory.schedules.step_plan`)."""
+        of each step is read from the schedule's step plan (:func:`lagtheory.schedules.step_plan`).
+
+        Parameters
+        ----------
+        phases : list of Phase
+            The schedule that was run.
+
+        Returns
+        -------
+        Trajectory
+            The run.
+
+        Raises
+        ------
+        ValueError
+            If the number of recorded points is not the schedule's steps plus one.
+        """
         plan = step_plan([phases])
         if len(self.thetas) != len(plan) + 1:
             raise ValueError(f"{len(self.thetas)} points were recorded for a schedule of {len(plan)} steps")

@@ -208,6 +208,17 @@ for (const el of document.body.querySelectorAll("*")) {
     const box = el.getBoundingClientRect();
     if (box.width > 0 && box.right > width + 1 && !inScroller(el)) culprits.push(el);
 }
+// No box reaches past the screen: then content does, spilling out of a box that fits (an unbreakable
+// word in a paragraph, overflow visible). Name the innermost such boxes.
+if (culprits.length === 0) {
+    const spilling = [];
+    for (const el of document.body.querySelectorAll("*")) {
+        if (inScroller(el) || getComputedStyle(el).overflowX !== "visible") continue;
+        const box = el.getBoundingClientRect();
+        if (box.width > 0 && box.left + el.scrollWidth > width + 1) spilling.push(el);
+    }
+    culprits.push(...spilling.filter(el => !spilling.some(other => other !== el && el.contains(other))));
+}
 const names = culprits.slice(0, 3).map(el => `<${el.tagName.toLowerCase()}${el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/)[0] : ""}> "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40)}"`);
 return [`page wider than a ${width} px phone screen by ${over} px: ${names.join(", ")}`];
 """

@@ -155,6 +155,13 @@ DEFECTS = {
         WIDE_ON_A_PHONE,
         (),
     ),
+    # a word that cannot break spills out of a paragraph that fits: the boxes fit, their content does not
+    # (the API page's module docstrings set command lines this way)
+    "unbreakable word wider than a phone": (
+        "<blockquote><p>python -m lagtheory.experiments.a_module_path_long_enough_to_run_past_a_phone</p></blockquote>",
+        '<p> "python -m lagtheory.experiments.a_module',
+        (),
+    ),
 }
 
 

@@ -221,6 +221,16 @@ def test_analyse_synthetic_records_verdicts_by_hand():
     )
 
 
+def test_without_the_best_record_the_shared_variants_are_unchanged_and_no_robust_verdict():
+    grid, best = synthetic_records()
+    full = CA.analyse(grid, best, resamples=1000)
+    shared = CA.analyse(grid, None, resamples=1000)
+    for outcome, variants in shared["outcomes"].items():
+        assert set(variants) == {"shared total", "shared joint"}
+        assert variants == {v: full["outcomes"][outcome][v] for v in variants}
+    assert shared["window"] == full["window"] and shared["robust"] is None
+
+
 def test_trials_and_other_registrations_are_refused():
     grid, best = synthetic_records()
     with pytest.raises(ValueError, match="registration hash"):

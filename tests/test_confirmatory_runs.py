@@ -227,6 +227,19 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
         )
 
 
+def test_all_stages_in_order_with_the_same_flags(monkeypatch):
+    original = CR.main
+    calls = []
+    monkeypatch.setattr(CR, "main", lambda arguments: calls.append(arguments) or arguments[1])
+    assert original(["--workers", "1", "--stage", "all", "--tasks", "regression", "--quiet"]) == "validation"
+    assert calls == [["--stage", stage, "--workers", "1", "--tasks", "regression", "--quiet"] for stage in CR.STAGES]
+    calls.clear()
+    original(["--stage=all", "--quiet"])
+    assert calls == [["--stage", stage, "--quiet"] for stage in CR.STAGES]
+    with pytest.raises(SystemExit):
+        original(["--stage", "all", "--output", "x.json"])
+
+
 def test_validation_stage(tmp_path, monkeypatch):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "validation.json"

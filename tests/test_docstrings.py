@@ -48,6 +48,49 @@ CONVERTED = (
     "lagtheory.sampled",
     "lagtheory.languages",
     "lagtheory.counts",
+    "lagtheory.model",
+    "lagtheory.symbolic",
+    "lagtheory.experiments.engine",
+    "lagtheory.experiments.design",
+    "lagtheory.experiments.calibration",
+    "lagtheory.experiments.studies",
+    "lagtheory.experiments.paired",
+    "lagtheory.experiments.power",
+    "lagtheory.experiments.predictor",
+    "lagtheory.experiments.regimes",
+    "lagtheory.experiments.records",
+    "lagtheory.schedules",
+    "lagtheory.training",
+    "lagtheory.population_gd",
+    "lagtheory.heavy_tail",
+    "lagtheory.lengths",
+    "lagtheory.reporting",
+    "lagtheory.layout",
+    "lagtheory._validation",
+    "lagtheory.experiments.exploratory",
+    "lagtheory.experiments.sequence_tasks",
+    "lagtheory.experiments.icl",
+    "lagtheory.experiments.regression",
+    "lagtheory.experiments.softmax_icl",
+    "lagtheory.experiments.transformer_model",
+    "lagtheory.experiments.transformer_runs",
+    "lagtheory.experiments.transformer_languages",
+    "lagtheory.experiments.transformer_predictions",
+    "lagtheory.experiments.predictor_evaluation",
+    "lagtheory.experiments.language_runs",
+    "lagtheory.experiments.word_sampling",
+    "lagtheory.experiments.worst_case",
+    "lagtheory.experiments.registration",
+    "lagtheory.experiments.distributed",
+    "lagtheory.experiments.language_features",
+    "lagtheory.experiments.regime_figures",
+    "lagtheory.experiments.language_catalogue",
+    "lagtheory.experiments.run",
+    "lagtheory.experiments.confirmatory_design",
+    "lagtheory.experiments.confirmatory_runs",
+    "lagtheory.experiments.confirmatory_analysis",
+    "lagtheory.experiments.confirmatory_predictor",
+    "lagtheory.experiments.confirmatory_records",
 )
 
 
@@ -170,7 +213,8 @@ def _callables(module) -> list[tuple[str, object, object]]:
         if inspect.isfunction(obj):
             found.append((name, obj, obj))
         elif inspect.isclass(obj):
-            init = vars(obj).get("__init__")
+            # A typing.Protocol is not instantiated: its __init__ is typing's placeholder (*args, **kwargs).
+            init = None if getattr(obj, "_is_protocol", False) else vars(obj).get("__init__")
             found.append((name, obj, init))
             for member_name, member in vars(obj).items():
                 if not member_name.startswith("_") and inspect.isfunction(member):

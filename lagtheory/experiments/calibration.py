@@ -31,8 +31,19 @@ RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
 
 
 def final_training_loss(losses: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per run (the last axis is the step): the mean training loss of the last tenth of the steps (NaN if
-    any loss of the run is not finite)."""
+    """Per run: the mean training loss of the last tenth of the steps (NaN if any loss of the run is
+    not finite).
+
+    Parameters
+    ----------
+    losses : ndarray
+        Training losses, the last axis the step (at least one step).
+
+    Returns
+    -------
+    ndarray
+        float64, the shape of ``losses`` without its last axis.
+    """
     losses = np.asarray(losses, dtype=np.float64)
     tail = max(1, losses.shape[-1] // 10)
     finite = np.all(np.isfinite(losses), axis=-1)
@@ -47,15 +58,51 @@ def calibrate(
     task: Task | None = None,
     device: str = "cpu",
     levels: Sequence[tuple[float, float]] | None = None,
+    keep_undefined: bool = False,
 ) -> dict[str, Any]:
     """The base rates of a task and optimiser (module docstring): every rate of the grid, joint and lag,
     every main-grid cell, the calibration seeds, in one batched run. For each main-grid cell (its level
     name) the chosen rate is the one with the smallest mean, over joint and lag and the calibration seeds,
     of log10 of the final training loss (:func:`final_training_loss`), among the rates at which none of
     these runs diverged. Returns the grid, the cells' levels, per (rate, cell) that mean (None where a run
-    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate). ``device``: where
-    the engine trains (:func:`lagtheory.experiments.engine.run_rows`). ``levels``: the (readout scale, ratio)
-    pairs calibrated (default the main grid's; the confirmatory study's validation cells give their own)."""
+    diverged) and the number of runs that diverged, and ``base_rates`` (level -> rate).
+
+    Parameters
+    ----------
+    the_study : Study
+        Builds the engine task (unless ``task`` is given).
+    design : TaskDesign
+        The task.
+    optimiser : {"sgd", "adam"}
+        The optimiser, a key of :data:`RATE_GRIDS`.
+    progress : callable, optional
+        Called with 1 after every step.
+    task : Task, optional
+        The engine task, if already built.
+    device : str, optional
+        Where the engine trains (:func:`lagtheory.experiments.engine.run_rows`).
+    levels : sequence of tuple of (float, float), optional
+        The (readout scale, ratio) pairs calibrated, at least one (default the main grid's; the
+        confirmatory study's validation cells give their own).
+    keep_undefined : bool, optional
+        A cell where some run diverges at every rate of the grid has no rate under the rule: False (default)
+        raises; True gives it the base rate None (the confirmatory study's validation stage, which leaves such
+        a cell out; ``book/registration.md``, Deviations).
+
+    Returns
+    -------
+    dict
+        ``rule``, ``grid``, ``levels``, ``mean_log10_final_training_loss`` (per rate and level,
+        None where a run diverged), ``diverged_runs``, ``seeds`` and ``base_rates`` (level -> rate, or None
+        for a cell without a rate when ``keep_undefined``).
+
+    Raises
+    ------
+    ValueError
+        If ``levels`` is empty, or every rate of the grid diverged in some cell and not ``keep_undefined``.
+    KeyError
+        If ``optimiser`` has no rate grid.
+    """
     grid = RATE_GRIDS[optimiser]
     pairs = [(scale, ratio) for scale in READOUT_SCALES for ratio in RATIOS] if levels is None else list(levels)
     if not pairs:
@@ -73,7 +120,8 @@ def calibrate(
     with np.errstate(divide="ignore"):
         logs = np.log10(np.where(np.isnan(final), 1.0, final)).mean(axis=-1)
     mean_log = np.where(diverged == 0, logs, np.inf)
-    if not np.all(np.isfinite(mean_log).any(axis=0)):
+    defined = np.isfinite(mean_log).any(axis=0)
+    if not keep_undefined and not np.all(defined):
         raise ValueError(f"every rate of the grid diverged in some cell for {design.name} with {optimiser}")
     chosen = np.argmin(mean_log, axis=0)
     return {
@@ -88,5 +136,7 @@ def calibrate(
         ],
         "diverged_runs": diverged.astype(int).tolist(),
         "seeds": list(CALIBRATION_SEEDS),
-        "base_rates": {level: float(grid[index]) for level, index in zip(names, chosen, strict=True)},
+        "base_rates": {
+            level: float(grid[index]) if ok else None for level, index, ok in zip(names, chosen, defined, strict=True)
+        },
     }

@@ -21,9 +21,11 @@ T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal 
   power the design had against the registered planning effect of its optimiser (:func:`design_power`,
   "Power and seeds per cell") and, for (b), the seeds its equivalence test would need.
 
-    python -m lagtheory.experiments.confirmatory_analysis GRID BEST [--output PATH]
+The command::
 
-writes the analysis of the grid and best records as JSON (default ``runs/confirmatory/analysis.json``).
+    python -m lagtheory.experiments.confirmatory_analysis GRID [BEST] [--output PATH]
+
+writes the analysis of the grid and best records (without BEST: the shared-rate variants and (c)) as JSON (default ``runs/confirmatory/analysis.json``).
 
 Readings of the registration where it leaves a detail open (the report of issue 20 proposes them as
 deviation entries): the BCa interval uses the package's 9999 resamples from ``default_rng(0)``; a cell whose
@@ -79,7 +81,33 @@ def paired_runs(
 ) -> tuple[Mapping[str, list], Mapping[str, list]]:
     """The per-seed values of joint's and lag's runs of ``cell`` in a variant: ``tuning`` "shared" (both at the
     cell's shared rate, lag warming up T/4) or "best" (each schedule's choice in ``best["choices"]``; lag's at
-    a warm-up other than 1/4 from the best record, everything else from the grid), under ``accounting``."""
+    a warm-up other than 1/4 from the best record, everything else from the grid), under ``accounting``.
+
+    Parameters
+    ----------
+    grid : mapping
+        The grid stage's record.
+    best : mapping or None
+        The best stage's record (its ``choices`` and ``cells``); needed only for ``tuning`` "best".
+    cell : str
+        The cell's name, a key of ``grid["cells"]``.
+    tuning : str
+        "shared" or "best".
+    accounting : str
+        "total" or "joint".
+
+    Returns
+    -------
+    tuple of (mapping, mapping)
+        Joint's and lag's per-seed values (quantity -> one entry per seed).
+
+    Raises
+    ------
+    ValueError
+        If ``tuning`` is neither "shared" nor "best", or is "best" and ``best`` is None.
+    KeyError
+        If a record lacks the cell, the choice or the run the variant needs.
+    """
     entry = grid["cells"][cell]
     if tuning == "shared":
         rate = entry["shared_rate"]
@@ -100,7 +128,27 @@ def binary_outcome(joint: ArrayLike, lag: ArrayLike, lag_better_when: bool) -> d
     """(a) or (a') of one cell and variant: ``joint``, ``lag`` the per-seed indicators (failure:
     ``lag_better_when`` False, lag is better on a seed where only joint has it; recognition: True). Returns
     the two rates, their difference lag - joint, the discordant pairs in each schedule's favour, McNemar's
-    exact p and the equivalence p (discordance below :data:`~lagtheory.experiments.registration.FAILURE_MARGIN`)."""
+    exact p and the equivalence p (discordance below :data:`~lagtheory.experiments.registration.FAILURE_MARGIN`).
+
+    Parameters
+    ----------
+    joint, lag : array_like of bool
+        The per-seed indicators of joint's and lag's runs: 1-d, one entry per seed, the same seeds.
+    lag_better_when : bool
+        True when a seed where only lag has the indicator favours lag (recognition); False when a seed where
+        only joint has it favours lag (failure).
+
+    Returns
+    -------
+    dict
+        ``n``, ``joint_rate``, ``lag_rate``, ``difference``, ``lag_better``, ``joint_better``, ``p`` (McNemar's
+        exact) and ``p_equivalence``.
+
+    Raises
+    ------
+    ValueError
+        If ``joint`` and ``lag`` are not 1-d of the same length.
+    """
     joint = np.asarray(joint, dtype=bool)
     lag = np.asarray(lag, dtype=bool)
     test = mcnemar_exact(lag, joint) if lag_better_when else mcnemar_exact(joint, lag)
@@ -128,7 +176,22 @@ def conditional_outcome(
 ) -> dict[str, Any]:
     """(b) of one cell and variant: on the seeds where neither run fails (at least
     :data:`MIN_BOTH_SUCCEED`, else ``{"estimable": False}``) the differences lag - joint of the log10 held-out
-    loss; their mean, 95% BCa interval, paired t p and TOST p within log10(1.1), and the seeds that entered."""
+    loss; their mean, 95% BCa interval, paired t p and TOST p within log10(1.1), and the seeds that entered.
+
+    Parameters
+    ----------
+    joint_log, lag_log : sequence of float or None
+        The per-seed log10 held-out loss of joint's and lag's runs (None where not finite), one entry per seed.
+    joint_failed, lag_failed : array_like of bool
+        The per-seed failure indicators of the two runs, on the same seeds.
+
+    Returns
+    -------
+    dict
+        ``estimable`` and ``n`` (the seeds where neither fails); when estimable also ``mean``, ``interval``
+        (95% BCa), ``p`` (paired t) and ``p_equivalence`` (TOST within log10(1.1), ``MARGIN`` of
+        :mod:`lagtheory.experiments.design`).
+    """
     both = ~np.asarray(joint_failed, dtype=bool) & ~np.asarray(lag_failed, dtype=bool)
     n = int(both.sum())
     if n < MIN_BOTH_SUCCEED:
@@ -146,12 +209,34 @@ def conditional_outcome(
 
 
 def window_widths(success_shares: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Width of the window (half a decade per rate with a success share of at least 0.9), over the last axis."""
+    """Width of the window (half a decade per rate with a success share of at least 0.9), over the last axis.
+
+    Parameters
+    ----------
+    success_shares : ndarray
+        The share of seeds that succeed at each grid rate, in [0, 1]; rates on the last axis.
+
+    Returns
+    -------
+    ndarray
+        The widths in decades, the last axis removed.
+    """
     return HALF_DECADE * (np.asarray(success_shares) >= WINDOW_SHARE).sum(axis=-1)
 
 
 def width_ratio(lag_width: NDArray[np.float64], joint_width: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Lag's width over joint's: +inf where only lag has a window, NaN ("neither") where both are empty."""
+    """Lag's width over joint's: +inf where only lag has a window, NaN ("neither") where both are empty.
+
+    Parameters
+    ----------
+    lag_width, joint_width : ndarray
+        The window widths of lag and joint (decades, >= 0), of broadcastable shapes.
+
+    Returns
+    -------
+    ndarray
+        ``lag_width / joint_width`` where joint has a window, else +inf or NaN.
+    """
     lag_width = np.asarray(lag_width, dtype=np.float64)
     joint_width = np.asarray(joint_width, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -173,7 +258,30 @@ def window_outcome(
     at every grid rate. The rates of each window, the widths (decades), the ratio lag / joint ("neither": None)
     and its percentile intervals at 95% and at Bonferroni's level 1 - 0.05/``cells``, from ``resamples``
     resamples of the seeds (each keeps all its rates and both schedules; ``default_rng(0)``; a resample where
-    neither has a window counts as ratio 1)."""
+    neither has a window counts as ratio 1).
+
+    Parameters
+    ----------
+    joint_failed, lag_failed : array_like of bool
+        The failure indicators of joint's and lag's runs, (rates, seeds), the same shape.
+    rates : sequence of float
+        The grid's base rates, in the order of the first axis.
+    cells : int, optional
+        The cells of the family, which set Bonferroni's level (default 108).
+    resamples : int, optional
+        Bootstrap resamples of the seeds, at least 1 (default :data:`WINDOW_RESAMPLES`).
+
+    Returns
+    -------
+    dict
+        ``joint_window``, ``lag_window`` (the rates), ``joint_width``, ``lag_width``, ``ratio`` (None where
+        neither has a window), ``interval_95`` and ``interval_bonferroni``.
+
+    Raises
+    ------
+    ValueError
+        If ``joint_failed`` and ``lag_failed`` are not 2-d of the same shape with one row per rate.
+    """
     joint_ok = ~np.asarray(joint_failed, dtype=bool)
     lag_ok = ~np.asarray(lag_failed, dtype=bool)
     if joint_ok.ndim != 2 or joint_ok.shape != lag_ok.shape or joint_ok.shape[0] != len(rates):
@@ -208,7 +316,18 @@ def window_outcome(
 
 def window_verdict(outcome: Mapping[str, Any]) -> str:
     """(c): "helps" when the Bonferroni interval lies above 1, "hurts" below 1, "neither" when both windows are
-    empty, else "undetermined"."""
+    empty, else "undetermined".
+
+    Parameters
+    ----------
+    outcome : mapping
+        :func:`window_outcome`'s result.
+
+    Returns
+    -------
+    str
+        "helps", "hurts", "neither" or "undetermined".
+    """
     if outcome["ratio"] is None:
         return "neither"
     low, high = outcome["interval_bonferroni"]
@@ -219,7 +338,19 @@ def family_verdicts(outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, dict
     """Holm-adjusted p-values and verdicts of one family (cell -> outcome of :func:`binary_outcome` or
     :func:`conditional_outcome`); the difference and the equivalence p-values are adjusted as two families.
     Binary outcomes: lag's direction from the discordant pairs; (b): lag is favoured by a negative mean
-    difference (a lower loss). Not estimable cells stay out of the family."""
+    difference (a lower loss). Not estimable cells stay out of the family.
+
+    Parameters
+    ----------
+    outcomes : mapping of str to mapping
+        Cell -> its outcome (:func:`binary_outcome` or :func:`conditional_outcome`), one family.
+
+    Returns
+    -------
+    dict of str to dict
+        Cell -> ``p_adjusted``, ``p_equivalence_adjusted`` and ``verdict`` ("helps", "hurts", "equivalent",
+        "undetermined"), or only ``verdict`` "not estimable".
+    """
     tested = [cell for cell, o in outcomes.items() if o.get("estimable", True)]
     out: dict[str, dict[str, Any]] = {cell: {"verdict": "not estimable"} for cell in outcomes if cell not in tested}
     if not tested:
@@ -244,7 +375,18 @@ def family_verdicts(outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, dict
 
 def robust_verdict(verdicts: Sequence[str]) -> str:
     """Over the four variants: "helps robustly" or "hurts robustly" when all four agree on it, else
-    "depends on tuning or accounting"."""
+    "depends on tuning or accounting".
+
+    Parameters
+    ----------
+    verdicts : sequence of str
+        A cell's verdicts under the variants (all four of :data:`VARIANTS` for a robust verdict).
+
+    Returns
+    -------
+    str
+        "helps robustly", "hurts robustly" or "depends on tuning or accounting".
+    """
     if len(verdicts) == len(VARIANTS) and all(v == "helps" for v in verdicts):
         return "helps robustly"
     if len(verdicts) == len(VARIANTS) and all(v == "hurts" for v in verdicts):
@@ -255,7 +397,21 @@ def robust_verdict(verdicts: Sequence[str]) -> str:
 def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> dict[str, dict[str, Any]]:
     """Per optimiser and outcome of :data:`POWER_OUTCOMES`, the power at ``seeds`` seeds against the planning
     effects of the exploratory ``records`` (the registration's table, :func:`lagtheory.experiments.power.plan`
-    at Bonferroni's level), and ``equivalence_seeds``: the seeds (b)'s equivalence test would need."""
+    at Bonferroni's level), and ``equivalence_seeds``: the seeds (b)'s equivalence test would need.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`lagtheory.experiments.exploratory.load_exploratory`).
+    seeds : int, optional
+        Seeds per cell, >= 1 (default 100, the registered seeds).
+
+    Returns
+    -------
+    dict of str to dict
+        Optimiser ("sgd", "adam") -> outcome of :data:`POWER_OUTCOMES` -> power, and ``equivalence_seeds``
+        (None where the target power is not reached by 20,000 seeds).
+    """
     out: dict[str, dict[str, Any]] = {}
     for optimiser in ("sgd", "adam"):
         found = plan(planning_effects(records, optimiser), 108, 72, MARGIN, candidates=(seeds,))
@@ -266,22 +422,49 @@ def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> 
 
 def analyse(
     grid: Mapping[str, Any],
-    best: Mapping[str, Any],
+    best: Mapping[str, Any] | None,
     resamples: int = WINDOW_RESAMPLES,
     power: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Every registered outcome, family and verdict from the grid and best records (module docstring):
     ``outcomes[outcome][variant][cell]`` with the verdicts merged in (and, given ``power`` from
     :func:`design_power`, the design's power for the cell's optimiser), ``window[accounting][cell]``, and
-    ``robust[outcome][cell]``. Refuses records without the registration hash or from trials."""
-    for record in (grid, best):
+    ``robust[outcome][cell]``. Refuses records without the registration hash or from trials.
+
+    With ``best`` None (the best stage has not run) only the two shared-rate variants and (c) are analysed
+    (each family is the same 108, or 72, cells of its variant, so their verdicts do not change when the
+    best-vs-best variants arrive) and ``robust`` is None: a robust verdict needs all four variants.
+
+    Parameters
+    ----------
+    grid : mapping
+        The grid stage's record.
+    best : mapping or None
+        The best stage's record, or None (the shared-rate variants and (c) only).
+    resamples : int, optional
+        Bootstrap resamples of outcome (c), at least 1 (default :data:`WINDOW_RESAMPLES`).
+    power : mapping, optional
+        :func:`design_power`'s result, merged into each (a), (a'), (b) entry; None (default): not stated.
+
+    Returns
+    -------
+    dict
+        ``registration``, ``outcomes``, ``window`` and ``robust``.
+
+    Raises
+    ------
+    ValueError
+        If a record does not carry the registration hash, or is a trial.
+    """
+    variants = VARIANTS if best is not None else tuple(v for v in VARIANTS if v[0] == "shared")
+    for record in (grid, best) if best is not None else (grid,):
         check_record(record)
         if record.get("trial") is not None:
             raise ValueError(f"{record.get('stage')} record is a trial ({record['trial']}), not the registered study")
     cells = list(grid["cells"])
     languages = [c for c in cells if "recognised" in next(iter(grid["cells"][c]["runs"].values()))["values"]]
     results: dict[str, dict[str, dict[str, Any]]] = {"failure": {}, "recognition": {}, "conditional": {}}
-    for tuning, accounting in VARIANTS:
+    for tuning, accounting in variants:
         variant = f"{tuning} {accounting}"
         failure, recognition, conditional = {}, {}, {}
         for cell in cells:
@@ -311,24 +494,49 @@ def analyse(
             lag = [runs[_run_key("lag", r, GRID_WARM_FRACTION, accounting)]["values"]["failed"] for r in rates]
             outcome = window_outcome(joint, lag, rates, cells=len(cells), resamples=resamples)
             window[accounting][cell] = {**outcome, "verdict": window_verdict(outcome)}
-    robust = {
-        name: {
-            cell: robust_verdict([results[name][f"{t} {a}"][cell]["verdict"] for t, a in VARIANTS])
-            for cell in results[name][f"{VARIANTS[0][0]} {VARIANTS[0][1]}"]
+    robust = (
+        None
+        if best is None
+        else {
+            name: {
+                cell: robust_verdict([results[name][f"{t} {a}"][cell]["verdict"] for t, a in VARIANTS])
+                for cell in results[name][f"{VARIANTS[0][0]} {VARIANTS[0][1]}"]
+            }
+            for name in results
         }
-        for name in results
-    }
+    )
     return {"registration": grid["registration"], "outcomes": results, "window": window, "robust": robust}
 
 
 def main(arguments: list[str] | None = None) -> Path:
-    """The command of the module docstring; returns the path written."""
+    """The command of the module docstring; returns the path written.
+
+    Parameters
+    ----------
+    arguments : list of str, optional
+        The command line without the program's name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    pathlib.Path
+        The analysis written.
+
+    Raises
+    ------
+    SystemExit
+        If the command line is invalid (argparse's error).
+    ValueError
+        As :func:`analyse` raises it.
+    """
     parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parse.add_argument("grid", type=Path, help="the grid stage's record")
-    parse.add_argument("best", type=Path, help="the best stage's record")
+    parse.add_argument(
+        "best", type=Path, nargs="?", help="the best stage's record (without it: the shared-rate variants only)"
+    )
     parse.add_argument("--output", type=Path, default=Path("runs") / "confirmatory" / "analysis.json")
     args = parse.parse_args(arguments)
-    grid, best = (json.loads(path.read_text()) for path in (args.grid, args.best))
+    grid = json.loads(args.grid.read_text())
+    best = None if args.best is None else json.loads(args.best.read_text())
     result = analyse(grid, best, power=design_power(load_exploratory()))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")

@@ -51,7 +51,13 @@ VALIDATION_RATIOS = (0.5, 2.0, 30.0)
 
 
 def confirmatory_tasks() -> list[tuple[str, TaskDesign]]:
-    """(study name, task design) of the nine confirmatory tasks, in the exploratory studies' order."""
+    """(study name, task design) of the nine confirmatory tasks, in the exploratory studies' order.
+
+    Returns
+    -------
+    list of (str, TaskDesign)
+        The tasks of the studies :data:`TASK_STUDIES`, each with the name of its study.
+    """
     return [(name, design) for name in TASK_STUDIES for design in STUDIES[name].tasks]
 
 
@@ -59,7 +65,27 @@ def confirmatory_tasks() -> list[tuple[str, TaskDesign]]:
 class ConfirmatoryCell:
     """A confirmatory cell: the ``study`` and ``task`` of its task, ``optimiser``, its registered ``label``
     (a key of :data:`~lagtheory.experiments.registration.CONFIRMATORY_LEVELS`), the exploratory cell it
-    repeats (``exploratory``, "<sweep>/<level>"), and its regime."""
+    repeats (``exploratory``, "<sweep>/<level>"), and its regime.
+
+    Attributes
+    ----------
+    study : str
+        The exploratory study of the task (one of :data:`TASK_STUDIES`).
+    task : str
+        The task's name (a :class:`~lagtheory.experiments.design.TaskDesign` name).
+    optimiser : str
+        "sgd" or "adam".
+    label : str
+        The registered level, a key of :data:`~lagtheory.experiments.registration.CONFIRMATORY_LEVELS`.
+    exploratory : str
+        The exploratory cell it repeats, "<sweep>/<level>" (the level's value there).
+    readout_scale : float
+        The readout initialisation scale of the regime.
+    ratio : float
+        The attention/output step-size ratio r of the regime.
+    attention_init : str
+        The attention initialisation: "random", or "preset" for LP-FT.
+    """
 
     study: str
     task: str
@@ -84,7 +110,26 @@ class ConfirmatoryCell:
 def regime_of(exploratory: str) -> tuple[float, float, str]:
     """(readout scale, ratio, attention initialisation) of an exploratory cell "<sweep>/<level>" of
     :data:`~lagtheory.experiments.registration.CONFIRMATORY_LEVELS`; LP-FT ("attention_init/preset") is the
-    centre's readout and ratio with the attention preset."""
+    centre's readout and ratio with the attention preset.
+
+    Parameters
+    ----------
+    exploratory : str
+        "main/scale=S ratio=R" with S, R as :func:`lagtheory.experiments.design.main_level` writes them, or
+        "attention_init/preset".
+
+    Returns
+    -------
+    tuple of (float, float, str)
+        The readout scale, the ratio and the attention initialisation ("random", or "preset" for LP-FT).
+
+    Raises
+    ------
+    ValueError
+        If ``exploratory`` has neither form (a "main/" level that is not written as ``main_level`` writes it).
+    KeyError
+        If a "main/" level of "key=value" parts lacks ``scale`` or ``ratio``.
+    """
     sweep, _, level = exploratory.partition("/")
     if sweep == "attention_init" and level == "preset":
         return 0.3, 1.0, "preset"
@@ -100,7 +145,25 @@ def confirmatory_cells(
     tasks: Sequence[tuple[str, TaskDesign]] | None = None, optimisers: Sequence[str] = OPTIMISERS
 ) -> list[ConfirmatoryCell]:
     """The registered cells: every task (default :func:`confirmatory_tasks`) and optimiser times the six levels
-    of :data:`~lagtheory.experiments.registration.CONFIRMATORY_LEVELS` (108 by default)."""
+    of :data:`~lagtheory.experiments.registration.CONFIRMATORY_LEVELS` (108 by default).
+
+    Parameters
+    ----------
+    tasks : sequence of (str, TaskDesign), optional
+        (study name, task design) of the tasks; None (default): :func:`confirmatory_tasks`.
+    optimisers : sequence of str, optional
+        Optimisers among "sgd" and "adam" (``OPTIMISERS`` of :mod:`lagtheory.experiments.design`; default: both).
+
+    Returns
+    -------
+    list of ConfirmatoryCell
+        Per task, per optimiser, the six levels in the registered order.
+
+    Raises
+    ------
+    ValueError
+        If an optimiser is neither "sgd" nor "adam" (checked when there is a task).
+    """
     tasks = confirmatory_tasks() if tasks is None else tasks
     cells = []
     for study, design in tasks:
@@ -117,7 +180,26 @@ def confirmatory_cells(
 class Run:
     """One run of a cell (all its seeds): ``schedule`` "joint" or "lag" at ``base_rate``, lag's warm-up
     ``warm_fraction`` of the budget (None for joint), under ``accounting`` ("total" or "joint"); joint's
-    run serves both accountings (``accounting`` "both")."""
+    run serves both accountings (``accounting`` "both").
+
+    Attributes
+    ----------
+    schedule : str
+        "joint" or "lag".
+    base_rate : float
+        The base rate eta, positive (attention step ``eta*sqrt(r)``, output ``eta/sqrt(r)``).
+    warm_fraction : float or None
+        Lag's warm-up as a fraction of the budget, in (0, 1); None for joint.
+    accounting : str
+        "total" (equal total steps) or "joint" (equal joint-phase steps) for lag; "both" for joint.
+
+    Raises
+    ------
+    ValueError
+        If ``schedule`` is neither "joint" nor "lag", a joint run has a ``warm_fraction`` or an accounting
+        other than "both", a lag run's ``warm_fraction`` is not in (0, 1) or its accounting is not in
+        :data:`ACCOUNTINGS`, or ``base_rate`` is not positive.
+    """
 
     schedule: str
     base_rate: float
@@ -154,7 +236,22 @@ class Run:
 def run_config(design: TaskDesign, cell: ConfirmatoryCell, run: Run) -> TrainingConfig:
     """The training configuration of ``run`` in ``cell``: :func:`lagtheory.experiments.design.training_config`
     of the cell's regime at the run's base rate, the warm-up ``max(1, round(T * fraction))`` steps for a lag
-    run whose fraction is not 1/4, and the run's accounting (a joint run: "total", the same phases)."""
+    run whose fraction is not 1/4, and the run's accounting (a joint run: "total", the same phases).
+
+    Parameters
+    ----------
+    design : TaskDesign
+        The cell's task (its budget T, batch size and setting).
+    cell : ConfirmatoryCell
+        The cell (its optimiser and regime).
+    run : Run
+        The run (its base rate, warm-up fraction and accounting).
+
+    Returns
+    -------
+    TrainingConfig
+        The run's training configuration.
+    """
     config = training_config(
         design,
         cell.optimiser,
@@ -172,7 +269,23 @@ def run_config(design: TaskDesign, cell: ConfirmatoryCell, run: Run) -> Training
 
 def grid_runs(optimiser: str) -> list[Run]:
     """The grid stage's runs of a cell (module docstring): per rate of ``RATE_GRIDS[optimiser]`` joint, lag
-    (T/4) under equal total steps and lag (T/4) under equal joint-phase steps."""
+    (T/4) under equal total steps and lag (T/4) under equal joint-phase steps.
+
+    Parameters
+    ----------
+    optimiser : str
+        A key of :data:`~lagtheory.experiments.calibration.RATE_GRIDS` ("sgd" or "adam").
+
+    Returns
+    -------
+    list of Run
+        Three runs per grid rate (33 for SGD, 27 for Adam).
+
+    Raises
+    ------
+    KeyError
+        If ``optimiser`` has no rate grid.
+    """
     runs = []
     for rate in RATE_GRIDS[optimiser]:
         runs.append(Run("joint", rate, None, "both"))
@@ -182,7 +295,23 @@ def grid_runs(optimiser: str) -> list[Run]:
 
 def tuning_runs(optimiser: str) -> list[Run]:
     """The tuning stage's runs of a cell: per grid rate joint, and lag at every warm-up fraction of
-    :data:`~lagtheory.experiments.registration.WARM_FRACTIONS` under both accountings."""
+    :data:`~lagtheory.experiments.registration.WARM_FRACTIONS` under both accountings.
+
+    Parameters
+    ----------
+    optimiser : str
+        A key of :data:`~lagtheory.experiments.calibration.RATE_GRIDS` ("sgd" or "adam").
+
+    Returns
+    -------
+    list of Run
+        Seven runs per grid rate (77 for SGD, 63 for Adam).
+
+    Raises
+    ------
+    KeyError
+        If ``optimiser`` has no rate grid.
+    """
     runs = []
     for rate in RATE_GRIDS[optimiser]:
         runs.append(Run("joint", rate, None, "both"))
@@ -191,10 +320,27 @@ def tuning_runs(optimiser: str) -> list[Run]:
 
 
 def validation_setting(setting: Any) -> Any:
-    """The task setting with its test set drawn from the test seed plus 500 (the tuning's validation set)."""
+    """The task setting with its test set drawn from the test seed plus 500 (the tuning's validation set).
+
+    Parameters
+    ----------
+    setting : object
+        A task setting: a dataclass with an integer field ``test_seed``.
+
+    Returns
+    -------
+    object
+        A copy with ``test_seed`` raised by :data:`VALIDATION_SEED_OFFSET`.
+    """
     return dataclasses.replace(setting, test_seed=setting.test_seed + VALIDATION_SEED_OFFSET)
 
 
 def validation_levels() -> list[tuple[float, float]]:
-    """(readout scale, ratio) of the predictor's validation cells of one task and optimiser (12)."""
+    """(readout scale, ratio) of the predictor's validation cells of one task and optimiser (12).
+
+    Returns
+    -------
+    list of (float, float)
+        ``VALIDATION_READOUT_SCALES`` times ``VALIDATION_RATIOS``, readout scale outer.
+    """
     return [(scale, ratio) for scale in VALIDATION_READOUT_SCALES for ratio in VALIDATION_RATIOS]

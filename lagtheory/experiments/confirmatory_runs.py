@@ -1,6 +1,8 @@
 """Run the registered confirmatory study (``book/registration.md``) stage by stage, resumable, on dask.
 
-    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation
+The command::
+
+    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all
         [--output PATH] [--workers N] [--scheduler tcp://HOST:PORT] [--device cpu|cuda] [--quiet]
         [--tuning PATH]                                          (best stage: the tuning record)
         [--seeds N] [--tasks NAME ...] [--optimisers sgd|adam ...] [--levels LABEL ...] [--steps T]  (trials)
@@ -23,7 +25,8 @@ Stages (the registered section's headings in quotes; cells and runs: :mod:`.conf
   rule (:func:`lagtheory.experiments.calibration.calibrate`) chooses on the calibration seeds, joint and lag
   (T/4) under equal total steps, on the confirmatory seeds.
 
-Each unit (one cell, or the calibration or cells of one task and optimiser) is written atomically to
+``--stage all`` runs the four in this order, each to its default output (the whole registered sweep in one
+command). Each unit (one cell, or the calibration or cells of one task and optimiser) is written atomically to
 ``<output>.units/`` when it finishes; the same command run again skips finished units (it resumes) and
 refuses a folder written for another design. Every unit payload, and so its fingerprint, and every record
 carry the registration hash; the command refuses to start when ``book/registration.md`` no longer hashes to
@@ -97,7 +100,25 @@ def _stored(values: NDArray) -> list:
 
 def outcomes(metrics: Mapping[str, NDArray]) -> dict[str, NDArray]:
     """The registered per-seed outcomes of every row, name -> (rows, seeds) (module docstring), from the task's
-    test metrics (``test_loss`` and ``zero_loss`` of every task; ``recognised``, ``horizon`` of languages)."""
+    test metrics (``test_loss`` and ``zero_loss`` of every task; ``recognised``, ``horizon`` of languages).
+
+    Parameters
+    ----------
+    metrics : mapping of str to array_like
+        The engine's test metrics, name -> (rows, seeds): ``test_loss`` and ``zero_loss`` (required),
+        ``recognised`` and ``horizon`` (kept when present).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``failed``, ``test_loss``, ``zero_loss``, ``log10_test_loss`` (NaN where the loss is not finite and
+        positive), ``capped_log10_test_loss``, and ``recognised``, ``horizon`` when given; each (rows, seeds).
+
+    Raises
+    ------
+    KeyError
+        If ``metrics`` lacks ``test_loss`` or ``zero_loss``.
+    """
     test = np.asarray(metrics["test_loss"], dtype=np.float64)
     zero = np.asarray(metrics["zero_loss"], dtype=np.float64)
     finite = np.isfinite(test)
@@ -120,7 +141,21 @@ def outcomes(metrics: Mapping[str, NDArray]) -> dict[str, NDArray]:
 
 
 def cell_payload(cell: ConfirmatoryCell, runs: Sequence[Run]) -> dict[str, Any]:
-    """A cell and its runs as JSON-ready data."""
+    """A cell and its runs as JSON-ready data.
+
+    Parameters
+    ----------
+    cell : ConfirmatoryCell
+        The cell.
+    runs : sequence of Run
+        Its runs in this unit.
+
+    Returns
+    -------
+    dict
+        ``cell`` (the cell's fields) and ``runs`` (each run's :meth:`Run.as_dict
+        <lagtheory.experiments.confirmatory_design.Run.as_dict>`).
+    """
     return {"cell": dataclasses.asdict(cell), "runs": [run.as_dict() for run in runs]}
 
 
@@ -134,7 +169,38 @@ def unit_payload(
     device: str = "cpu",
 ) -> dict[str, Any]:
     """The payload of a unit of runs (:func:`run_unit`): cells (:func:`cell_payload`) of one task and
-    optimiser, trained together in one batched engine call."""
+    optimiser, trained together in one batched engine call.
+
+    Parameters
+    ----------
+    study : str
+        The name of the task's exploratory study (a key of :data:`~lagtheory.experiments.studies.STUDIES`).
+    design : TaskDesign
+        The task.
+    cells : sequence of mapping
+        The cells and their runs, each as :func:`cell_payload` gives it.
+    seeds : sequence of int
+        The seeds: distinct non-negative integers, at least one.
+    registration : str
+        The registration hash the unit is run under.
+    validation_set : bool, optional
+        Evaluate on the validation set (:func:`~lagtheory.experiments.confirmatory_design.validation_setting`)
+        rather than the test set (default False).
+    device : str, optional
+        Where the worker trains, "cpu" (default) or "cuda".
+
+    Returns
+    -------
+    dict
+        The JSON-ready payload, ``kind`` "runs".
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is empty, holds a negative seed or a seed twice.
+    TypeError
+        If a seed is not an integer.
+    """
     return {
         "kind": "runs",
         "registration": registration,
@@ -152,14 +218,40 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
     :func:`lagtheory.experiments.engine.run_rows` call, outcomes per run by :func:`outcomes`) or
     ``calibration`` (:func:`lagtheory.experiments.calibration.calibrate` at the payload's levels). JSON-ready,
     with the registration hash, ``seconds`` of wall time and ``cpu_seconds`` of this process's CPU time (what
-    one uncontended core would take)."""
+    one uncontended core would take).
+
+    Parameters
+    ----------
+    payload : mapping
+        A unit's payload: ``kind`` "runs" (:func:`unit_payload`) or "calibration" (``study``, ``task``,
+        ``optimiser``, ``levels``, ``device``, ``registration``).
+
+    Returns
+    -------
+    dict
+        ``registration``, ``cells`` (cell name -> run key -> the run's fields, ``training`` and per-seed
+        ``values``) or ``calibration``, ``seconds`` and ``cpu_seconds``.
+
+    Raises
+    ------
+    ValueError
+        If the payload's ``kind`` is neither "runs" nor "calibration".
+    """
     start, cpu = time.perf_counter(), time.process_time()
     the_study = STUDIES[payload["study"]]
     design = design_of(the_study, payload["task"])
     if payload["kind"] == "calibration":
         task = the_study.build(design.name, design.setting)
         levels = [tuple(level) for level in payload["levels"]]
-        result = calibrate(the_study, design, payload["optimiser"], task=task, device=payload["device"], levels=levels)
+        result = calibrate(
+            the_study,
+            design,
+            payload["optimiser"],
+            task=task,
+            device=payload["device"],
+            levels=levels,
+            keep_undefined=True,
+        )
         return {
             "registration": payload["registration"],
             "calibration": result,
@@ -200,7 +292,29 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
 def choose(runs: Mapping[str, Mapping[str, Any]], schedule: str, accounting: str) -> dict[str, Any]:
     """The best configuration of ``schedule`` under ``accounting`` among a cell's tuning ``runs`` (run key ->
     stored run): the lowest mean over the seeds of the capped log10 held-out loss; ties to the smaller rate,
-    then the shorter warm-up. Returns the run's fields and its ``mean``."""
+    then the shorter warm-up. Returns the run's fields and its ``mean``.
+
+    Parameters
+    ----------
+    runs : mapping of str to mapping
+        Run key -> stored run (its fields and per-seed ``values``, as :func:`run_unit` stores them).
+    schedule : str
+        "joint" or "lag".
+    accounting : str
+        "total" or "joint" (:data:`~lagtheory.experiments.confirmatory_design.ACCOUNTINGS`); a joint run
+        (accounting "both") is a candidate under either.
+
+    Returns
+    -------
+    dict
+        ``schedule``, ``base_rate``, ``warm_fraction``, ``accounting`` of the chosen run and its ``mean``.
+
+    Raises
+    ------
+    ValueError
+        If ``schedule`` or ``accounting`` is not one of those, or ``runs`` holds no run of the schedule under
+        the accounting.
+    """
     if schedule not in ("joint", "lag") or accounting not in ACCOUNTINGS:
         raise ValueError(
             f"schedule must be 'joint' or 'lag' and accounting in {ACCOUNTINGS}, got {schedule!r}, {accounting!r}"
@@ -219,7 +333,18 @@ def choose(runs: Mapping[str, Mapping[str, Any]], schedule: str, accounting: str
 
 def best_runs(choices: Mapping[str, Mapping[str, Any]]) -> list[Run]:
     """The chosen runs of a cell (``choices``: "<schedule> <accounting>" -> :func:`choose`'s output) that the
-    grid stage does not hold: lag at a warm-up other than 1/4 (joint's choice is a grid run, at every rate)."""
+    grid stage does not hold: lag at a warm-up other than 1/4 (joint's choice is a grid run, at every rate).
+
+    Parameters
+    ----------
+    choices : mapping of str to mapping
+        "<schedule> <accounting>" -> the chosen configuration (:func:`choose`'s output).
+
+    Returns
+    -------
+    list of Run
+        The distinct chosen lag runs at a warm-up other than 1/4, in the order of ``choices``.
+    """
     runs = []
     for choice in choices.values():
         if choice["schedule"] == "lag" and choice["warm_fraction"] != GRID_WARM_FRACTION:
@@ -234,7 +359,29 @@ def best_runs(choices: Mapping[str, Mapping[str, Any]]) -> list[Run]:
 
 def shared_rates(cells: Sequence[ConfirmatoryCell], folder: Path = BOOK_DATA) -> dict[str, float]:
     """The shared calibrated rate of each cell ("Tuning, both ways"): the exploratory calibration's rate of its
-    main-grid cell in ``folder/summary_<study>.json``; LP-FT takes the centre's."""
+    main-grid cell in ``folder/summary_<study>.json``; LP-FT takes the centre's.
+
+    Parameters
+    ----------
+    cells : sequence of ConfirmatoryCell
+        The cells.
+    folder : pathlib.Path, optional
+        Where the exploratory records are (default ``book/data``, relative to the working directory).
+
+    Returns
+    -------
+    dict of str to float
+        Cell name -> its shared calibrated base rate.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a cell's study has no record in ``folder``.
+    KeyError
+        If the record has no calibrated rate of a cell's task, optimiser and level.
+    TypeError
+        If the calibration left the cell's level without a rate (stored as null).
+    """
     records: dict[str, Any] = {}
     rates = {}
     for cell in cells:
@@ -249,13 +396,21 @@ def shared_rates(cells: Sequence[ConfirmatoryCell], folder: Path = BOOK_DATA) ->
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line (module docstring)."""
+    """The command line (module docstring).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of ``python -m lagtheory.experiments.run confirmatory``.
+    """
     parse = argparse.ArgumentParser(
         prog="python -m lagtheory.experiments.run confirmatory",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parse.add_argument("--stage", choices=STAGES, required=True)
+    parse.add_argument(
+        "--stage", choices=(*STAGES, "all"), required=True, help="a stage, or all four in order (default outputs)"
+    )
     parse.add_argument("--output", type=Path, default=None, help="default runs/confirmatory/<stage>.json")
     parse.add_argument(
         "--tuning", type=Path, default=None, help="best stage: the tuning record (default: its default output)"
@@ -275,7 +430,22 @@ def parser() -> argparse.ArgumentParser:
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """What a command runs: the stage's tasks, optimisers, cell labels, seeds, and the trial flags used."""
+    """What a command runs: the stage's tasks, optimisers, cell labels, seeds, and the trial flags used.
+
+    Attributes
+    ----------
+    tasks : list of (str, TaskDesign)
+        (study name, task design) of the tasks run, with the budget of ``--steps`` where given.
+    optimisers : tuple of str
+        The optimisers run.
+    levels : tuple of str
+        The registered cell labels run (keys of
+        :data:`~lagtheory.experiments.registration.CONFIRMATORY_LEVELS`, in their order).
+    seeds : tuple of int
+        The seeds of the stage (the first ``--seeds`` where given).
+    trial : dict or None
+        The trial flags given, flag -> value; None for the registered study.
+    """
 
     tasks: list[tuple[str, TaskDesign]]
     optimisers: tuple[str, ...]
@@ -285,7 +455,27 @@ class Plan:
 
 
 def plan_of(args: argparse.Namespace, parse: argparse.ArgumentParser) -> Plan:
-    """The tasks, cells and seeds of the command's stage, with the trial flags checked."""
+    """The tasks, cells and seeds of the command's stage, with the trial flags checked.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (:func:`parser`).
+    parse : argparse.ArgumentParser
+        Its parser, which reports an invalid flag.
+
+    Returns
+    -------
+    Plan
+        What the command runs.
+
+    Raises
+    ------
+    SystemExit
+        If ``--workers`` or ``--seeds`` is below 1, ``--steps`` below 4, ``--scheduler`` not an address,
+        ``--tasks`` or ``--levels`` names an unknown task or label, ``--levels`` is given to the validation
+        stage, or ``--seeds`` exceeds the stage's seeds (argparse's error, naming the option).
+    """
     if args.workers < 1:
         parse.error(f"--workers must be at least 1, got {args.workers}")
     if args.seeds is not None and args.seeds < 1:
@@ -327,13 +517,40 @@ def _cells_flags(trial: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def selected_cells(plan: Plan) -> list[ConfirmatoryCell]:
-    """The registered cells of the plan's tasks, optimisers and labels."""
+    """The registered cells of the plan's tasks, optimisers and labels.
+
+    Parameters
+    ----------
+    plan : Plan
+        What the command runs.
+
+    Returns
+    -------
+    list of ConfirmatoryCell
+        The cells, in :func:`~lagtheory.experiments.confirmatory_design.confirmatory_cells`' order.
+    """
     cells = confirmatory_cells(plan.tasks, plan.optimisers)
     return [cell for cell in cells if cell.label in plan.levels]
 
 
 def cell_configuration(cell: ConfirmatoryCell, design: TaskDesign, validation_set: bool) -> dict[str, Any]:
-    """A cell's configuration as stored in a record."""
+    """A cell's configuration as stored in a record.
+
+    Parameters
+    ----------
+    cell : ConfirmatoryCell
+        The cell.
+    design : TaskDesign
+        Its task.
+    validation_set : bool
+        Whether the cell is evaluated on the validation set (the setting stored is then that one).
+
+    Returns
+    -------
+    dict
+        The cell's fields with its ``name``, the task's ``setting``, ``steps`` and ``batch_size``, and
+        ``validation_set``.
+    """
     setting = validation_setting(design.setting) if validation_set else design.setting
     return dataclasses.asdict(cell) | {
         "name": cell.name,
@@ -345,7 +562,30 @@ def cell_configuration(cell: ConfirmatoryCell, design: TaskDesign, validation_se
 
 
 def execute(units: Mapping[str, Any], args: argparse.Namespace, folder: Path, unit: str) -> dict[str, dict[str, Any]]:
-    """Run the units on the cluster (:func:`lagtheory.experiments.distributed.run_units`)."""
+    """Run the units on the cluster (:func:`lagtheory.experiments.distributed.run_units`).
+
+    Parameters
+    ----------
+    units : mapping of str to object
+        Unit name -> payload for :func:`run_unit`.
+    args : argparse.Namespace
+        The parsed command line: its ``scheduler``, ``workers`` and ``quiet``.
+    folder : pathlib.Path
+        Where each finished unit is written (and found when the command resumes).
+    unit : str
+        What the progress bar counts ("cell", "calibration").
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> :func:`run_unit`'s result, in the order of ``units``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`~lagtheory.experiments.distributed.run_units` raises it (an invalid ``workers`` or
+        ``scheduler``, a unit name that is no file name, a folder written for other payloads).
+    """
     weights = {name: max(1, len(payload.get("cells", [1]))) for name, payload in units.items()}
     return run_units(
         units,
@@ -360,9 +600,38 @@ def execute(units: Mapping[str, Any], args: argparse.Namespace, folder: Path, un
 
 
 def main(arguments: list[str] | None = None) -> Path:
-    """Parse the command line, run the stage's units, write its record; return the record's path."""
+    """Parse the command line, run the stage's units, write its record; return the record's path (with
+    ``--stage all``: every stage in ``STAGES`` order, each resuming from its own units; the last record's
+    path).
+
+    Parameters
+    ----------
+    arguments : list of str, optional
+        The command line after ``confirmatory`` (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    pathlib.Path
+        The record written (the last stage's with ``--stage all``).
+
+    Raises
+    ------
+    SystemExit
+        If the command line is invalid (argparse's error, naming the option), the device is not available
+        (checked without ``--scheduler``), ``book/registration.md`` no longer hashes to the stored hash, or
+        the best stage's tuning record is of another registration or other trial flags.
+    FileNotFoundError
+        If the best stage's tuning record does not exist.
+    """
     parse = parser()
-    args = parse.parse_args(arguments)
+    given = list(sys.argv[1:] if arguments is None else arguments)
+    args = parse.parse_args(given)
+    if args.stage == "all":
+        if args.output is not None or args.tuning is not None:
+            parse.error("--stage all writes every stage to its default output: drop --output and --tuning")
+        rest = [a for k, a in enumerate(given) if a != "--stage" and given[k - 1 : k] != ["--stage"]]
+        rest = [a for a in rest if not a.startswith("--stage=")]
+        return [main(["--stage", stage, *rest]) for stage in STAGES][-1]
     plan = plan_of(args, parse)
     if args.scheduler is None:
         try:
@@ -460,7 +729,25 @@ def main(arguments: list[str] | None = None) -> Path:
 
 def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registration: str) -> dict[str, Any]:
     """The validation stage (module docstring): calibration units, then one unit of cells per task and
-    optimiser; the record's ``calibration`` and ``cells``."""
+    optimiser; the record's ``calibration`` and ``cells``.
+
+    Parameters
+    ----------
+    plan : Plan
+        What the command runs (its tasks, optimisers and seeds).
+    args : argparse.Namespace
+        The parsed command line: its ``device``, ``scheduler``, ``workers`` and ``quiet``.
+    folder : pathlib.Path
+        Where each finished unit is written.
+    registration : str
+        The registration hash.
+
+    Returns
+    -------
+    dict
+        ``calibration`` (task -> optimiser -> calibration), ``cells`` (cell name -> ``configuration``,
+        ``calibrated_rate``, ``runs``), ``uncalibrated`` (cells left out: no calibrated rate) and ``seconds``.
+    """
     levels = validation_levels()
     calibration_units = {
         f"calibration-{design.name}-{optimiser}": {
@@ -477,7 +764,7 @@ def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registr
     }
     print(f"confirmatory validation: {len(calibration_units)} calibrations; units in {folder}", file=sys.stderr)
     calibrated = execute(calibration_units, args, folder, "calibration")
-    out: dict[str, Any] = {"calibration": {}, "cells": {}, "seconds": {}}
+    out: dict[str, Any] = {"calibration": {}, "cells": {}, "uncalibrated": [], "seconds": {}}
     units = {}
     for study, design in plan.tasks:
         for optimiser in plan.optimisers:
@@ -492,6 +779,9 @@ def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registr
                     study, design.name, optimiser, "validation", f"validation/{level}", scale, ratio, "random"
                 )
                 rate = calibration["base_rates"][level]
+                if rate is None:  # no grid rate without a diverging calibration run: left out (Deviations)
+                    out["uncalibrated"].append(cell.name)
+                    continue
                 runs = [Run("joint", rate, None, "both"), Run("lag", rate, GRID_WARM_FRACTION, "total")]
                 cells.append(cell_payload(cell, runs))
                 out["cells"][cell.name] = {
@@ -499,9 +789,10 @@ def validation_stage(plan: Plan, args: argparse.Namespace, folder: Path, registr
                     "calibrated_rate": rate,
                     "runs": {},
                 }
-            units[f"validation-{design.name}-{optimiser}"] = unit_payload(
-                study, design, cells, plan.seeds, registration, False, args.device
-            )
+            if cells:
+                units[f"validation-{design.name}-{optimiser}"] = unit_payload(
+                    study, design, cells, plan.seeds, registration, False, args.device
+                )
     print(f"confirmatory validation: {len(units)} units of 12 cells, {len(plan.seeds)} seeds", file=sys.stderr)
     for name, result in execute(units, args, folder, "cell").items():
         for cell_name, runs in result["cells"].items():

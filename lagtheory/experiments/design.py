@@ -77,7 +77,21 @@ PRIMARY = "log10_test_loss"
 @dataclass(frozen=True)
 class TaskDesign:
     """A task of a study: its key ``name`` (built by the study's ``build``), its ``setting``, the step budget
-    ``steps`` T of the centre and the ``batch_size``; ``description`` in words."""
+    ``steps`` T of the centre and the ``batch_size``; ``description`` in words.
+
+    Attributes
+    ----------
+    name : str
+        The task's key.
+    setting : object
+        The task's setting (its type given by the study's ``setting_types``).
+    steps : int
+        The step budget T of the centre.
+    batch_size : int
+        Examples per step.
+    description : str
+        The task in words.
+    """
 
     name: str
     setting: Any
@@ -90,7 +104,27 @@ class TaskDesign:
 class Cell:
     """One configuration of a study: ``task`` (a :class:`TaskDesign` name), ``optimiser``, the ``sweep`` it
     belongs to (:data:`SWEEPS`) and its ``level`` there, the ``schedules`` it runs, the task's ``setting`` and
-    the ``training`` configuration. ``name`` is unique within the study."""
+    the ``training`` configuration. ``name`` is unique within the study.
+
+    Attributes
+    ----------
+    name : str
+        ``task/optimiser/sweep/level``, unique within the study.
+    task : str
+        A :class:`TaskDesign` name.
+    optimiser : str
+        "sgd" or "adam".
+    sweep : str
+        One of :data:`SWEEPS`.
+    level : str
+        The cell's level within its sweep.
+    schedules : tuple of str
+        The schedules the cell runs.
+    setting : object
+        The task's setting.
+    training : TrainingConfig
+        How every schedule of the cell is trained.
+    """
 
     name: str
     task: str
@@ -112,7 +146,36 @@ def training_config(
     budget: float = 1.0,
     accounting: str = "total",
 ) -> TrainingConfig:
-    """The training configuration of a regime (module docstring)."""
+    """The training configuration of a regime (module docstring).
+
+    Parameters
+    ----------
+    design : TaskDesign
+        Gives the centre's budget T and the batch size.
+    optimiser : {"sgd", "adam"}
+        The optimiser.
+    base_rate : float
+        The geometric mean of the two step sizes, finite and > 0.
+    readout_scale : float, optional
+        The standard deviation of the readout's initial draws (default the centre's, 0.3).
+    ratio : float, optional
+        The attention/output step-size ratio r > 0: attention ``base_rate * sqrt(r)``,
+        output ``base_rate / sqrt(r)`` (default 1).
+    attention_init : {"random", "zero", "preset"}, optional
+        The attention's initialisation.
+    budget : float, optional
+        The step budget as a multiple of T (the steps are ``round(T * budget)``); lag and
+        lead warm up for a quarter of them.
+    accounting : {"total", "joint"}, optional
+        The step accounting.
+
+    Returns
+    -------
+    TrainingConfig
+        The configuration; it raises ValueError or TypeError as
+        :class:`~lagtheory.experiments.engine.TrainingConfig` does
+        when a value is out of range.
+    """
     steps = round(design.steps * budget)
     warm = max(1, round(steps / 4))
     attention_lr = base_rate * math.sqrt(ratio)
@@ -136,14 +199,42 @@ def _number(value: float) -> str:
 
 
 def main_level(readout_scale: float, ratio: float) -> str:
-    """The level name of a main-grid cell."""
+    """The level name of a main-grid cell.
+
+    Parameters
+    ----------
+    readout_scale : float
+        The readout initialisation scale.
+    ratio : float
+        The attention/output step-size ratio.
+
+    Returns
+    -------
+    str
+        ``"scale=<readout_scale> ratio=<ratio>"``, numbers in ``%g`` form.
+    """
     return f"scale={_number(readout_scale)} ratio={_number(ratio)}"
 
 
 def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
     """The cells of one task and optimiser (module docstring): each main-grid cell at its calibrated base
     rate (``base_rates``: level -> rate, :func:`lagtheory.experiments.calibration.calibrate`), the one-factor cells at the centre's, the
-    base-rate cells at their ratio's."""
+    base-rate cells at their ratio's.
+
+    Parameters
+    ----------
+    design : TaskDesign
+        The task.
+    optimiser : {"sgd", "adam"}
+        The optimiser.
+    base_rates : mapping of str to float
+        Main-grid level (:func:`main_level`) -> calibrated base rate; every level of the grid.
+
+    Returns
+    -------
+    list of Cell
+        The main grid, then the initialisation, budget, accounting and base-rate sweeps.
+    """
     cells = []
 
     def add(sweep: str, level: str, schedules: Sequence[str], **regime: Any) -> None:
@@ -178,7 +269,46 @@ class Study:
     optimiser (the sweep :func:`study_cells` by default); ``calibrated``: whether the base rates come
     from :func:`lagtheory.experiments.calibration.calibrate` (otherwise ``cells`` gets an empty
     mapping); ``constants`` what the record stores as its design (None: the sweep's,
-    :func:`lagtheory.experiments.records.design_constants`)."""
+    :func:`lagtheory.experiments.records.design_constants`).
+
+    Attributes
+    ----------
+    name : str
+        The study's key.
+    description : str
+        The study in words.
+    tasks : tuple of TaskDesign
+        Its tasks.
+    build : callable
+        ``build(task name, setting)`` makes the engine :class:`~lagtheory.experiments.engine.Task`.
+    setting_types : mapping of str to type
+        The setting type of each task name.
+    optimisers : tuple of str, optional
+        The optimisers run per task.
+    cells : callable, optional
+        ``cells(design, optimiser, base_rates)``, the cells of a task and optimiser
+        (default :func:`study_cells`).
+    calibrated : bool, optional
+        Whether the base rates come from calibration (otherwise ``cells`` gets an empty mapping).
+    constants : mapping or None, optional
+        What the record stores as its design (None: the sweep's).
+    seeds : int, optional
+        The number of paired seeds per cell.
+    seeds_rule : str, optional
+        The rule behind ``seeds``, in words.
+    metric : str, optional
+        The primary metric, in words.
+    primary : str, optional
+        The key of the primary metric among the metrics of a run.
+    higher_is_better : bool, optional
+        The metric's direction.
+    binary : bool, optional
+        Whether the metric is a success indicator (0 or 1) rather than continuous.
+    margin : float, optional
+        The equivalence margin on the metric's scale.
+    margin_rule : str, optional
+        Why the margin, in words.
+    """
 
     name: str
     description: str
@@ -205,7 +335,23 @@ class Study:
     )
 
     def task(self, name: str) -> TaskDesign:
-        """The design of the task ``name``."""
+        """The design of the task ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A task name of ``tasks``.
+
+        Returns
+        -------
+        TaskDesign
+            Its design.
+
+        Raises
+        ------
+        ValueError
+            If no task has that name.
+        """
         for design in self.tasks:
             if design.name == name:
                 return design
@@ -213,12 +359,38 @@ class Study:
 
 
 def centre_name(task: str, optimiser: str) -> str:
-    """The name of the centre cell of a task and optimiser."""
+    """The name of the centre cell of a task and optimiser.
+
+    Parameters
+    ----------
+    task : str
+        The task name.
+    optimiser : str
+        The optimiser.
+
+    Returns
+    -------
+    str
+        ``task/optimiser/main/<centre level>``.
+    """
     return f"{task}/{optimiser}/main/{main_level(*CENTRE)}"
 
 
 def capped_log_loss(test_loss: NDArray, zero_loss: NDArray) -> NDArray[np.float64]:
-    """The primary metric: log10(min(test loss, zero loss)), with the zero loss for a non-finite test loss."""
+    """The primary metric: ``log10(min(test loss, zero loss))``, with the zero loss for a non-finite test loss.
+
+    Parameters
+    ----------
+    test_loss : array_like
+        Held-out losses of runs (NaN or infinite for a run that diverged).
+    zero_loss : array_like
+        The held-out loss of the prediction 0, > 0, broadcast against ``test_loss``.
+
+    Returns
+    -------
+    ndarray
+        float64, the broadcast shape.
+    """
     test_loss = np.asarray(test_loss, dtype=np.float64)
     zero_loss = np.asarray(zero_loss, dtype=np.float64)
     capped = np.where(np.isfinite(test_loss), np.minimum(test_loss, zero_loss), zero_loss)
@@ -226,10 +398,32 @@ def capped_log_loss(test_loss: NDArray, zero_loss: NDArray) -> NDArray[np.float6
 
 
 def rows_of(cells: Sequence[Cell]) -> list[tuple[str, TrainingConfig]]:
-    """The engine rows of the cells, cell by cell, schedule by schedule."""
+    """The engine rows of the cells, cell by cell, schedule by schedule.
+
+    Parameters
+    ----------
+    cells : sequence of Cell
+        The cells.
+
+    Returns
+    -------
+    list of tuple of (str, TrainingConfig)
+        (schedule, configuration) per row, for :func:`~lagtheory.experiments.engine.run_rows`.
+    """
     return [(schedule, cell.training) for cell in cells for schedule in cell.schedules]
 
 
 def is_centre(cell: Cell) -> bool:
-    """Whether the cell is the centre of its main grid."""
+    """Whether the cell is the centre of its main grid.
+
+    Parameters
+    ----------
+    cell : Cell
+        The cell.
+
+    Returns
+    -------
+    bool
+        True for the main sweep's level at :data:`CENTRE`.
+    """
     return cell.sweep == "main" and cell.level == main_level(*CENTRE)

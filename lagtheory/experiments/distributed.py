@@ -39,7 +39,25 @@ Work = Callable[[Any], Mapping[str, Any]]
 
 
 def fingerprint(payload: Any) -> str:
-    """SHA-256 of the payload's canonical JSON form (sorted keys; the payload must be JSON-ready)."""
+    """SHA-256 of the payload's canonical JSON form (sorted keys).
+
+    Parameters
+    ----------
+    payload : object
+        JSON-ready data (no NaN or infinity).
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+
+    Raises
+    ------
+    ValueError
+        If the payload holds NaN or infinity.
+    TypeError
+        If it is not JSON-ready.
+    """
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -51,7 +69,20 @@ def _unit_path(folder: Path, name: str) -> Path:
 
 
 def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` so that a reader sees the old file or the new one, whole."""
+    """Write ``data`` as JSON to ``path`` so that a reader sees the old file or the new one, whole.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file (its folder is created if needed).
+    data : mapping
+        JSON-ready data (no NaN or infinity).
+
+    Raises
+    ------
+    ValueError
+        If the data hold NaN or infinity (nothing is written).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -69,8 +100,23 @@ def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
 def finished(units: Mapping[str, Any], folder: Path) -> dict[str, dict[str, Any]]:
     """The results of the units already written to ``folder`` (name -> result).
 
-    Raises ValueError if a unit's file was written for another payload (its fingerprint
-    differs): the folder belongs to another design and must not be resumed into.
+    Parameters
+    ----------
+    units : mapping of str to object
+        Unit name -> payload.
+    folder : pathlib.Path
+        Where the unit files are.
+
+    Returns
+    -------
+    dict of str to dict
+        Name -> result of every unit with a file.
+
+    Raises
+    ------
+    ValueError
+        If a unit's file was written for another payload (its fingerprint differs): the folder
+        belongs to another design and must not be resumed into; or a unit name is not a file name.
     """
     done = {}
     for name, payload in units.items():
@@ -96,7 +142,20 @@ def _one_thread_work(work: Work, payload: Any) -> dict[str, Any]:
 
 
 def run_units_serially(units: Mapping[str, Any], work: Work) -> dict[str, dict[str, Any]]:
-    """Every unit in this process, one after the other: the reference of :func:`run_units`."""
+    """Every unit in this process, one after the other: the reference of :func:`run_units`.
+
+    Parameters
+    ----------
+    units : mapping of str to object
+        Unit name -> payload.
+    work : callable
+        Payload -> JSON-ready result (:data:`Work`).
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> result, in the order of ``units``.
+    """
     return {name: _one_thread_work(work, payload) for name, payload in units.items()}
 
 

@@ -52,6 +52,29 @@ class TrainingConfig(ScheduleSettings):
     starts i.i.d. N(0, output_scale^2), the attention at 0 (``attention_init="zero"``), i.i.d.
     N(0, attention_scale^2) ("random") or at the task's preset value ("preset"; the readout is
     still drawn fresh).
+
+    Attributes
+    ----------
+    steps, attention_lr, output_lr, warm_steps, big_step, first_output_step, accounting
+        As in :class:`~lagtheory.schedules.ScheduleSettings` (``steps`` and ``warm_steps``
+        integers >= 1, step sizes finite and > 0, ``accounting`` "total" or "joint").
+    batch_size : int
+        Examples per step, an integer >= 1.
+    optimiser : {"sgd", "adam"}, optional
+        torch's SGD or Adam.
+    output_scale : float, optional
+        The standard deviation of the output group's initial draws, finite and > 0.
+    attention_init : {"zero", "random", "preset"}, optional
+        The attention's initial value: 0, i.i.d. N(0, attention_scale^2), or the task's preset.
+    attention_scale : float, optional
+        The standard deviation of ``"random"`` attention draws, finite and > 0.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of the range above (or of those of ``ScheduleSettings``).
+    TypeError
+        If an integer or number field has the wrong type.
     """
 
     batch_size: int
@@ -75,7 +98,18 @@ class TrainingStream(Protocol):
     """The training batches of a group of seeds, consumed step by step in order."""
 
     def batch(self, step: int) -> Any:
-        """The batch of step ``step`` (0, 1, 2, ... in this order) for every seed, leading seed dimension."""
+        """The batch of step ``step`` for every seed, with a leading seed dimension.
+
+        Parameters
+        ----------
+        step : int
+            The step, 0, 1, 2, ... in this order.
+
+        Returns
+        -------
+        object
+            The task's batch (tensors, or a tuple, dict or dataclass of them).
+        """
 
 
 class Task(Protocol):
@@ -91,21 +125,87 @@ class Task(Protocol):
         """The attention parameters of ``attention_init="preset"`` (a value that solves the task)."""
 
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> TrainingStream:
-        """The training data of these seeds for ``steps`` steps (seed j's from SeedSequence([seed_j, 1]))."""
+        """The training data of these seeds for ``steps`` steps (seed j's from ``SeedSequence([seed_j, 1])``).
+
+        Parameters
+        ----------
+        seeds : sequence of int
+            The seeds, checked by :func:`check_seeds`.
+        steps : int
+            The number of steps, >= 1.
+        batch_size : int
+            Examples per step and seed, >= 1.
+
+        Returns
+        -------
+        TrainingStream
+            The batches, consumed step by step.
+        """
 
     def losses(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
-        """The mean training loss over the batch of each (schedule, seed), shape (schedules, seeds)."""
+        """The mean training loss over the batch of each (schedule, seed).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading dimensions (schedules, seeds).
+        batch : object
+            One step's batch of :meth:`TrainingStream.batch`.
+
+        Returns
+        -------
+        torch.Tensor
+            Shape (schedules, seeds).
+        """
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
-        """Quantities recorded before every step, each of shape (schedules, seeds)."""
+        """Quantities recorded before every step.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The current parameters, each with leading dimensions (schedules, seeds).
+
+        Returns
+        -------
+        mapping of str to torch.Tensor
+            Each of shape (schedules, seeds).
+        """
 
     def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
-        """Test metrics of trained parameters, each of shape (schedules, seeds, ...)."""
+        """Test metrics of trained parameters.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The trained parameters, each with leading dimensions (schedules, seeds), on the CPU.
+
+        Returns
+        -------
+        mapping of str to ndarray
+            Each of shape (schedules, seeds, ...).
+        """
 
 
 def check_device(device: str | torch.device) -> torch.device:
-    """The torch device ``device`` ("cpu", "cuda", "cuda:1", ...); ValueError naming ``device`` when it is
-    not a device name or is a GPU that this machine does not have."""
+    """The torch device ``device``, checked to exist on this machine.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        "cpu" or a CUDA device ("cuda", "cuda:1", ...) that this machine has.
+
+    Returns
+    -------
+    torch.device
+        The device.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not a device name, is neither CPU nor CUDA, or is a GPU that this
+        machine does not have.
+    """
     try:
         checked = torch.device(device)
     except (RuntimeError, TypeError) as error:
@@ -122,7 +222,21 @@ def check_device(device: str | torch.device) -> torch.device:
 
 
 def on_device(value: Any, device: torch.device) -> Any:
-    """A batch (a tensor, or a tuple, list, dict or dataclass of them) with every tensor moved to ``device``."""
+    """A batch with every tensor moved to ``device``.
+
+    Parameters
+    ----------
+    value : object
+        A tensor, or a tuple, list, dict or dataclass of them (nested); anything else is
+        returned as it is.
+    device : torch.device
+        Where the tensors go.
+
+    Returns
+    -------
+    object
+        ``value`` of the same structure, its tensors on ``device``.
+    """
     if isinstance(value, torch.Tensor):
         return value.to(device)
     if isinstance(value, (tuple, list)):
@@ -150,6 +264,25 @@ class CellResult:
     metrics of the trained parameters; ``final`` name -> (rows, seeds, ...)
     the trained parameters; ``phases`` each row's schedule as run (the phases that
     :func:`lagtheory.schedules.make_schedule` built from its name and configuration).
+
+    Attributes
+    ----------
+    schedules : tuple of str
+        The schedule of each row.
+    seeds : tuple of int
+        The seeds.
+    losses : ndarray
+        float64 (rows, seeds, steps), the training loss before every step.
+    traces : dict of str to ndarray
+        float64 (rows, seeds, steps) per observed quantity.
+    metrics : dict of str to ndarray
+        (rows, seeds, ...) per test metric.
+    final : dict of str to ndarray
+        float64 (rows, seeds, ...) per trained parameter.
+    configs : tuple of TrainingConfig, optional
+        The configuration of each row.
+    phases : tuple of tuple of Phase, optional
+        The schedule of each row as run.
     """
 
     schedules: tuple[str, ...]
@@ -162,11 +295,43 @@ class CellResult:
     phases: tuple[tuple[Phase, ...], ...] = ()
 
     def index(self, schedule: str) -> int:
-        """The row of ``schedule`` in the arrays (the first, if several rows share it)."""
+        """The row of ``schedule`` in the arrays (the first, if several rows share it).
+
+        Parameters
+        ----------
+        schedule : str
+            A schedule name among ``schedules``.
+
+        Returns
+        -------
+        int
+            The row index.
+
+        Raises
+        ------
+        ValueError
+            If no row has that schedule.
+        """
         return self.schedules.index(schedule)
 
     def subset(self, rows: Sequence[int]) -> CellResult:
-        """The rows ``rows`` alone, cut to the steps that the longest of them takes."""
+        """The rows ``rows`` alone, cut to the steps that the longest of them takes.
+
+        Parameters
+        ----------
+        rows : sequence of int
+            A non-empty sequence of row indices in ``[0, len(schedules))``.
+
+        Returns
+        -------
+        CellResult
+            The selected rows.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` is empty or an index is out of range.
+        """
         rows = list(rows)
         if not rows or any(not 0 <= k < len(self.schedules) for k in rows):
             raise ValueError(f"rows must be a non-empty list of row indices below {len(self.schedules)}, got {rows!r}")
@@ -184,7 +349,25 @@ class CellResult:
 
 
 def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
-    """A non-empty sequence of distinct integers >= 0."""
+    """A non-empty sequence of distinct integers >= 0, checked.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+        The seeds.
+
+    Returns
+    -------
+    tuple of int
+        The seeds as Python ints.
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is not a non-empty sequence, a seed is negative, or two are equal.
+    TypeError
+        If a seed is not an integer.
+    """
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) == 0:
         raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
     checked = tuple(check_integer(seed, "seeds[i]", minimum=0) for seed in seeds)
@@ -194,14 +377,39 @@ def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
 
 
 def seed_rng(seed: int, stream: int) -> np.random.Generator:
-    """A numpy generator for ``stream`` (0: initialisation, 1: training data; a test seed's
-    streams are its test sizes) of ``seed``, seeded by numpy's SeedSequence([seed, stream])."""
+    """A numpy generator for one stream of a seed, seeded by numpy's ``SeedSequence([seed, stream])``.
+
+    Parameters
+    ----------
+    seed : int
+        The seed, >= 0.
+    stream : int
+        0: initialisation, 1: training data; a test seed's streams are its test sizes.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A fresh generator.
+    """
     return np.random.default_rng(np.random.SeedSequence([seed, stream]))
 
 
 def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     """Per seed, one generator (``seed_rng(seed, 0)``) draws a standard normal array for every
-    parameter in the task's order, whatever the configuration: name -> (seeds, ...) float64."""
+    parameter in the task's order, whatever the configuration.
+
+    Parameters
+    ----------
+    task : Task
+        Gives the parameters' names and shapes.
+    seeds : sequence of int
+        The seeds.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        name -> float64 (seeds, ...).
+    """
     shapes = task.parameter_shapes()
     draws: dict[str, list[torch.Tensor]] = {name: [] for name in shapes}
     for seed in seeds:
@@ -214,7 +422,22 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
 def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The initial parameters of :class:`TrainingConfig` from the seeds' standard normal ``draws``
     (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
-    ``attention_scale`` times its draw, or the task's preset value."""
+    ``attention_scale`` times its draw, or the task's preset value.
+
+    Parameters
+    ----------
+    task : Task
+        Gives the parameters' shapes and groups (and the preset attention).
+    config : TrainingConfig
+        The scales and the attention's initialisation.
+    draws : mapping of str to torch.Tensor
+        The standard normal draws of :func:`standard_draws`, name -> (seeds, ...).
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        name -> float64 (seeds, ...).
+    """
     shapes = task.parameter_shapes()
     preset = task.preset_attention() if config.attention_init == "preset" else {}
     params = {}
@@ -234,7 +457,22 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
 def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`TrainingConfig`):
     :func:`scaled_parameters` of :func:`standard_draws`, so the readout of a seed is the same draw
-    (times its scale) under every configuration."""
+    (times its scale) under every configuration.
+
+    Parameters
+    ----------
+    task : Task
+        Gives the parameters' shapes and groups.
+    config : TrainingConfig
+        The scales and the attention's initialisation.
+    seeds : sequence of int
+        The seeds.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        name -> float64 (seeds, ...).
+    """
     return scaled_parameters(task, config, standard_draws(task, seeds))
 
 
@@ -246,7 +484,34 @@ def run_cell(
     progress: Callable[[int], None] | None = None,
 ) -> CellResult:
     """Train every schedule on every seed under ``config`` in one batched loop and evaluate them
-    (:func:`run_rows` with one row per schedule)."""
+    (:func:`run_rows` with one row per schedule).
+
+    Parameters
+    ----------
+    task : Task
+        The task trained.
+    config : TrainingConfig
+        How every schedule is trained.
+    schedules : sequence of str, optional
+        A non-empty sequence of schedule names (default: all of
+        :data:`~lagtheory.schedules.SCHEDULE_NAMES`).
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default 0 to 29).
+    progress : callable, optional
+        Called with 1 after every step.
+
+    Returns
+    -------
+    CellResult
+        One row per schedule.
+
+    Raises
+    ------
+    ValueError
+        If ``schedules`` is empty or a string, or as :func:`run_rows` raises.
+    TypeError
+        If ``config`` is not a :class:`TrainingConfig`.
+    """
     if isinstance(schedules, str) or not schedules:
         raise ValueError(f"schedules must be a non-empty sequence of schedule names, got {schedules!r}")
     if not isinstance(config, TrainingConfig):
@@ -282,6 +547,35 @@ def run_rows(
     are every step's batch (:func:`on_device`) and a task's own tensors (its optional ``to(device)``);
     the traces, losses and trained parameters come back to the CPU, and the test metrics are computed
     there. On a GPU the floats may differ from the CPU's in the last bits (other kernels).
+
+    Parameters
+    ----------
+    task : Task
+        The task trained (its parameter groups "attention" or "output").
+    rows : sequence of tuple of (str, TrainingConfig)
+        A non-empty sequence of (schedule name, configuration) pairs sharing the optimiser
+        and the batch size.
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default 0 to 29).
+    progress : callable, optional
+        Called with 1 after every step.
+    evaluate : bool, optional
+        Whether to compute the test metrics.
+    device : str or torch.device, optional
+        Where the training runs (:func:`check_device`).
+
+    Returns
+    -------
+    CellResult
+        One row per entry of ``rows``.
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` is empty, a schedule name is unknown, the rows differ in optimiser or
+        batch size, the seeds or the device are invalid, or a task parameter has an unknown group.
+    TypeError
+        If a row is not a (name, :class:`TrainingConfig`) pair.
     """
     if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not rows:
         raise ValueError("rows must be a non-empty sequence of (schedule name, TrainingConfig) pairs")

@@ -45,14 +45,48 @@ ALPHA = 0.05
 
 
 def load_exploratory(folder: str | Path = Path("book/data")) -> dict[str, dict[str, Any]]:
-    """The three exploratory records, study name -> record."""
+    """The three exploratory records.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path, optional
+        Where the ``summary_<study>.json`` files are.
+
+    Returns
+    -------
+    dict of str to dict
+        Study name -> record.
+
+    Raises
+    ------
+    ValueError
+        If a file is not a study record.
+    """
     return {study: load_record(Path(folder) / f"summary_{study}.json") for study in STUDY_NAMES}
 
 
 def failure_cap(record: Mapping[str, Any], task: str) -> float:
     """The cap of the primary metric of ``task`` (log10 of the held-out loss of the prediction 0): the common
     primary value of the runs that :func:`lagtheory.experiments.records.failed_runs` flags; ValueError if they
-    disagree or none failed."""
+    disagree or none failed.
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    task : str
+        A task of the record.
+
+    Returns
+    -------
+    float
+        The cap.
+
+    Raises
+    ------
+    ValueError
+        If the failed runs' primary values disagree, or no run failed.
+    """
     caps: set[float] = set()
     for cell in cells_where(record, task=task):
         for schedule in record["cells"][cell]["configuration"]["schedules"]:
@@ -65,7 +99,24 @@ def failure_cap(record: Mapping[str, Any], task: str) -> float:
 
 def failures(record: Mapping[str, Any], cell: str, schedule: str, cap: float | None = None) -> NDArray[np.bool_]:
     """Per seed, whether the run failed: held-out loss not finite, or log10 of it at or above the cap
-    (``cap``: :func:`failure_cap` of the cell's task, computed if not given)."""
+    (``cap``: :func:`failure_cap` of the cell's task, computed if not given).
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    cell : str
+        A cell of the record.
+    schedule : str
+        A schedule of the cell.
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
+
+    Returns
+    -------
+    ndarray
+        bool (seeds,).
+    """
     if cap is None:
         cap = failure_cap(record, record["cells"][cell]["configuration"]["task"])
     loss = per_seed(record, cell, "test_loss", schedule).astype(np.float64)
@@ -77,7 +128,24 @@ def failure_test(
     record: Mapping[str, Any], cell: str, schedule: str = "lag", cap: float | None = None
 ) -> tuple[int, int, float]:
     """McNemar's exact test of joint's against ``schedule``'s failures in a cell: (seeds where only joint
-    fails, seeds where only the schedule fails, two-sided p-value)."""
+    fails, seeds where only the schedule fails, two-sided p-value).
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    cell : str
+        A cell of the record.
+    schedule : str, optional
+        The schedule compared with joint.
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
+
+    Returns
+    -------
+    tuple of (int, int, float)
+        The two discordant counts and the p-value.
+    """
     joint = failures(record, cell, "joint", cap)
     other = failures(record, cell, schedule, cap)
     test = mcnemar_exact(joint.astype(int), other.astype(int))
@@ -87,7 +155,24 @@ def failure_test(
 def conditional_differences(
     record: Mapping[str, Any], cell: str, schedule: str = "lag", cap: float | None = None
 ) -> NDArray[np.float64]:
-    """``schedule``'s log10 held-out loss minus joint's on the seeds where neither run failed."""
+    """``schedule``'s log10 held-out loss minus joint's on the seeds where neither run failed.
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    cell : str
+        A cell of the record.
+    schedule : str, optional
+        The schedule compared with joint.
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
+
+    Returns
+    -------
+    ndarray
+        float64, one entry per seed where both succeed.
+    """
     both = ~failures(record, cell, "joint", cap) & ~failures(record, cell, schedule, cap)
     values = per_seed(record, cell, PRIMARY, schedule).astype(np.float64)
     joint = per_seed(record, cell, PRIMARY, "joint").astype(np.float64)
@@ -95,7 +180,22 @@ def conditional_differences(
 
 
 def lag_cells(record: Mapping[str, Any], task: str, optimiser: str) -> list[str]:
-    """The cells of a task and optimiser that run lag (the regime-map family), in the record's order."""
+    """The cells of a task and optimiser that run lag (the regime-map family), in the record's order.
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    task : str
+        A task of the record.
+    optimiser : str
+        "sgd" or "adam".
+
+    Returns
+    -------
+    list of str
+        The cell names.
+    """
     return [
         name
         for name in cells_where(record, task=task, optimiser=optimiser)
@@ -104,7 +204,20 @@ def lag_cells(record: Mapping[str, Any], task: str, optimiser: str) -> list[str]
 
 
 def is_main(record: Mapping[str, Any], cell: str) -> bool:
-    """Whether the cell is on the main grid."""
+    """Whether the cell is on the main grid.
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    cell : str
+        A cell of the record.
+
+    Returns
+    -------
+    bool
+        True for the main sweep.
+    """
     return record["cells"][cell]["configuration"]["sweep"] == "main"
 
 
@@ -140,7 +253,20 @@ TESTS: Mapping[str, Callable[[NDArray[np.float64]], float]] = {"t": _t_test, "wi
 def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tuple[int, int]:
     """(helps, hurts) of lag against joint over every main-grid cell, on the capped log10 held-out loss with
     ``test`` ("t", "wilcoxon", "sign") on the paired differences (joint - lag, positive favours lag),
-    Holm-adjusted over each regime-map family."""
+    Holm-adjusted over each regime-map family.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+    test : {"t", "wilcoxon", "sign"}
+        The paired test.
+
+    Returns
+    -------
+    tuple of int
+        (helps, hurts).
+    """
     helps = hurts = 0
     for record in records.values():
         for task in tasks_of(record):
@@ -161,7 +287,20 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
 
 def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[int, int]:
     """(helps, hurts) of lag over the 300 language main-grid cells by the verdict page's rule (paired t, or
-    exact McNemar for ``recognised``, Holm over each regime-map family) applied to ``quantity``."""
+    exact McNemar for ``recognised``, Holm over each regime-map family) applied to ``quantity``.
+
+    Parameters
+    ----------
+    record : mapping
+        The languages record.
+    quantity : str
+        A stored per-seed quantity (the primary metric, ``recognised``, ``accuracy_above_training``).
+
+    Returns
+    -------
+    tuple of int
+        (helps, hurts).
+    """
     from .paired import compare, compare_family
 
     binary = quantity == "recognised"
@@ -193,7 +332,24 @@ def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[in
 def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: float | None = None) -> dict[str, str]:
     """Main-grid cell of ``task`` and ``optimiser`` -> "fewer", "more" or "no difference": whether lag has
     significantly fewer or more failures than joint (McNemar exact, Holm over the task and optimiser's
-    main-grid cells, level :data:`ALPHA`)."""
+    main-grid cells, level :data:`ALPHA`).
+
+    Parameters
+    ----------
+    record : mapping
+        An exploratory study record.
+    task : str
+        A task of the record.
+    optimiser : str
+        "sgd" or "adam".
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
+
+    Returns
+    -------
+    dict of str to str
+        Cell -> verdict.
+    """
     if cap is None:
         cap = failure_cap(record, task)
     cells = [c for c in lag_cells(record, task, optimiser) if is_main(record, c)]
@@ -207,7 +363,18 @@ def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: 
 def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Over the main-grid cells of every record: failures of joint and of lag, paired runs, and the cells where
     lag has significantly fewer / more failures (:func:`failure_verdicts`); and the failure rates of joint and
-    lag with Adam on the language main grid."""
+    lag with Adam on the language main grid.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+
+    Returns
+    -------
+    dict
+        ``joint``, ``lag``, ``runs``, ``fewer``, ``more`` and the two Adam failure rates.
+    """
     found = {"joint": 0, "lag": 0, "runs": 0, "fewer": 0, "more": 0}
     adam = {"joint": 0, "lag": 0, "runs": 0}
     for study, record in records.items():
@@ -232,7 +399,18 @@ def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 def conditional_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """Over the main-grid cells with at least two seeds where both succeed: the share of cells where lag's
-    conditional log loss is higher than joint's, by the mean, by the median, by the majority of seeds."""
+    conditional log loss is higher than joint's, by the mean, by the median, by the majority of seeds.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+
+    Returns
+    -------
+    dict of str to float
+        ``cells``, ``mean``, ``median``, ``majority``.
+    """
     mean_higher = median_higher = majority_higher = cells = 0
     for record in records.values():
         for task in tasks_of(record):
@@ -257,7 +435,22 @@ def conditional_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, f
 def paired_sd(records: Mapping[str, Mapping[str, Any]], study: str, conditional: bool = False) -> float:
     """The median over the study's main-grid cells of the standard deviation (ddof 1) of the paired per-seed
     differences lag - joint of the log10 held-out loss (``conditional``: on the seeds where both succeed,
-    cells with at least 3 such seeds)."""
+    cells with at least 3 such seeds).
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+    study : str
+        The study's name.
+    conditional : bool, optional
+        Only the seeds where both succeed.
+
+    Returns
+    -------
+    float
+        The median standard deviation.
+    """
     record = records[study]
     sds = []
     for task in tasks_of(record):
@@ -276,7 +469,18 @@ def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, An
     """At the centre of every task and optimiser, with the base-rate sweep's ratio-1 cells (calibrated rate
     times 1/sqrt(10) and sqrt(10)): in how many of the 18 centre cells the shared calibrated rate is the best of
     the three (lowest mean log10 held-out loss) for both schedules, exactly one, none; and lag at its best rate
-    against joint at its best (paired t, Holm over the 12 language centre cells): helps, hurts."""
+    against joint at its best (paired t, Holm over the 12 language centre cells): helps, hurts.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+
+    Returns
+    -------
+    dict
+        ``both``, ``one``, ``none`` and ``own_rate`` (verdict counts).
+    """
     from .paired import compare, compare_family
 
     optimum = {2: 0, 1: 0, 0: 0}
@@ -310,7 +514,18 @@ def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, An
 
 def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Lag against joint under equal joint-phase steps (the accounting cells, one family over every task and
-    optimiser, paired t, Holm): cell -> verdict, for the cells whose verdict is not undetermined."""
+    optimiser, paired t, Holm): cell -> verdict, for the cells whose verdict is not undetermined.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+
+    Returns
+    -------
+    dict of str to str
+        Cell -> verdict.
+    """
     from .paired import compare, compare_family
 
     comparisons = []
@@ -332,7 +547,18 @@ def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, st
 
 def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str], float]:
     """Languages: the share of runs that recognise the language, per (optimiser, rate, schedule) over the six
-    centre cells (rate "centre") and their base-rate cells at ratio 1 ("base*0.316", "base*3.16")."""
+    centre cells (rate "centre") and their base-rate cells at ratio 1 ("base*0.316", "base*3.16").
+
+    Parameters
+    ----------
+    record : mapping
+        The languages record.
+
+    Returns
+    -------
+    dict of tuple to float
+        (optimiser, rate, schedule) -> share.
+    """
     shares = {}
     for optimiser in OPTIMISERS:
         for rate in ("base*0.316", "centre", "base*3.16"):
@@ -356,7 +582,18 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The 'who moves first' split of the verdict page: per ratio, in how many of the 90 main-grid cells the
     attention moved more than the readout in the first 10 steps in more than half of joint's runs; within
     ratio 1, Spearman's correlation between that share and lag's effect (lag - joint, log10 loss); and lag's
-    helps / hurts (regime-map families) per readout scale."""
+    helps / hurts (regime-map families) per readout scale.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+
+    Returns
+    -------
+    dict
+        ``attention_first``, ``spearman``, ``spearman_p`` and ``by_scale``.
+    """
     attention_first: dict[float, int] = {}
     shares, effects = [], []
     by_scale: dict[float, list[int]] = {}
@@ -390,7 +627,18 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     """Language main-grid cells where the log loss says lag helps (regime-map family) while lag recognises the
-    language in fewer runs than joint: (cell, lag's recognising runs, joint's)."""
+    language in fewer runs than joint: (cell, lag's recognising runs, joint's).
+
+    Parameters
+    ----------
+    record : mapping
+        The languages record.
+
+    Returns
+    -------
+    list of tuple of (str, int, int)
+        The cells.
+    """
     found = []
     for task in tasks_of(record):
         for optimiser in OPTIMISERS:
@@ -406,7 +654,18 @@ def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]
 
 def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """Every number of issue 20's re-analysis that the registration relies on: (what, the issue's value, the
-    value recomputed here)."""
+    value recomputed here).
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`load_exploratory`).
+
+    Returns
+    -------
+    list of tuple of (str, str, str)
+        The rows.
+    """
     languages = records["languages"]
     rows = []
     for quantity, issue in (
@@ -532,7 +791,13 @@ def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str,
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Print the re-analysis (:func:`reanalysis`) of the records in ``book/data``."""
+    """Print the re-analysis (:func:`reanalysis`) of the records in ``book/data``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Not used (the command takes no arguments).
+    """
     for what, issue, here in reanalysis(load_exploratory()):
         print(f"{what}\n    issue: {issue}\n    here:  {here}")
 

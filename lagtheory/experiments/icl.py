@@ -55,7 +55,27 @@ class PromptBatch:
     """Padded prompts: ``inputs`` (..., B, M, D) and ``labels`` (..., B, M), zero on
     padding; ``mask`` (..., B, M) True on the ``counts`` (..., B) real pairs; ``query``
     (..., B, D), ``query_label`` (..., B), the task vectors ``beta`` (..., B, D), and the
-    moment matrices ``moments`` (..., B, D+1, D+1), ``C = (1/m) sum_i z_i z_i^T``."""
+    moment matrices ``moments`` (..., B, D+1, D+1), ``C = (1/m) sum_i z_i z_i^T``.
+
+    Attributes
+    ----------
+    inputs : torch.Tensor
+        (..., B, M, D), zero on padding.
+    labels : torch.Tensor
+        (..., B, M), zero on padding.
+    mask : torch.Tensor
+        bool (..., B, M), True on the real pairs.
+    counts : torch.Tensor
+        float64 (..., B), the context sizes m >= 1.
+    query : torch.Tensor
+        (..., B, D).
+    query_label : torch.Tensor
+        (..., B).
+    beta : torch.Tensor
+        (..., B, D), the task vectors.
+    moments : torch.Tensor or None
+        (..., B, D+1, D+1), or None for a model that reads the pairs.
+    """
 
     inputs: torch.Tensor
     labels: torch.Tensor
@@ -79,7 +99,32 @@ def prompt_batch(
 ) -> PromptBatch:
     """A :class:`PromptBatch` with its moment matrices computed from the pairs (padding rows are zero):
     ``C = [[X^T X, X^T y], [y^T X, y^T y]] / m`` (the tokens z_i = (x_i, y_i) are never concatenated);
-    without them (``moments=False``, for a model that reads the pairs) the field is None."""
+    without them (``moments=False``, for a model that reads the pairs) the field is None.
+
+    Parameters
+    ----------
+    inputs : torch.Tensor
+        (..., B, M, D), zero on padding.
+    labels : torch.Tensor
+        (..., B, M), zero on padding.
+    mask : torch.Tensor
+        bool (..., B, M), True on the real pairs.
+    counts : torch.Tensor
+        float64 (..., B), the context sizes m >= 1.
+    query : torch.Tensor
+        (..., B, D).
+    query_label : torch.Tensor
+        (..., B).
+    beta : torch.Tensor
+        (..., B, D), the task vectors.
+    moments : bool, optional
+        Whether to compute the moment matrices.
+
+    Returns
+    -------
+    PromptBatch
+        The batch.
+    """
     if not moments:
         return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, None)
     inputs_t = inputs.transpose(-1, -2)
@@ -106,7 +151,35 @@ def sample_prompts(
     then set to 0), the queries; ``moments`` as in :func:`prompt_batch`. ``rng`` may be
     a list of generators (one per seed):
     the result then has a leading seed dimension, and seed j's part equals the draw
-    from ``rng[j]`` alone."""
+    from ``rng[j]`` alone.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or list of numpy.random.Generator
+        One generator, or a non-empty list of them (one per seed).
+    batch_size : int or tuple of int
+        Prompts per batch, or a shape; each entry >= 1.
+    min_context : int
+        The smallest context size, >= 1.
+    max_context : int
+        The largest context size, >= ``min_context``.
+    dim : int
+        The input dimension D, >= 1.
+    moments : bool, optional
+        Whether to compute the moment matrices.
+
+    Returns
+    -------
+    PromptBatch
+        The prompts.
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is not a generator or a list of them, or a size is not an integer.
+    ValueError
+        If a size is out of range.
+    """
     rngs = rng if isinstance(rng, list) else [rng]
     if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
         raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
@@ -145,7 +218,20 @@ def sample_prompts(
 
 
 def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-    """``y = <beta, x>`` for each prompt's task vector: inputs (..., B, M, D) -> (..., B, M), or (..., B, D) -> (..., B)."""
+    """``y = <beta, x>`` for each prompt's task vector.
+
+    Parameters
+    ----------
+    beta : torch.Tensor
+        (..., B, D), the task vectors.
+    inputs : torch.Tensor
+        (..., B, M, D) or (..., B, D).
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B, M) or (..., B).
+    """
     if inputs.ndim == beta.ndim + 1:
         return (inputs @ beta.unsqueeze(-1)).squeeze(-1)
     return (beta * inputs).sum(dim=-1)
@@ -153,14 +239,42 @@ def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
 
 def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``y_hat = w^T C K x_q`` of each prompt, shape (..., B): ``key_query`` K (..., D+1, D) and ``value``
-    w (..., D+1) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension."""
+    w (..., D+1) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension.
+
+    Parameters
+    ----------
+    key_query : torch.Tensor
+        K (..., D+1, D), any leading (schedule, seed) dimensions.
+    value : torch.Tensor
+        w (..., D+1), the same leading dimensions.
+    batch : PromptBatch
+        The prompts, with their moment matrices, with or without a seed dimension.
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B).
+    """
     keyed_query = seed_einsum("ad,bd->ba", key_query, batch.query, 2)  # K x_q, (..., B, D+1)
     read = seed_einsum("a,bac->bc", value, batch.moments, 1)  # w^T C, (..., B, D+1)
     return (read * keyed_query).sum(dim=-1)
 
 
 def effective_matrix(key_query: ArrayLike, value: ArrayLike) -> NDArray[np.float64]:
-    """``Gamma = w_y K_x + w_x k_y^T`` (..., D, D), the label-odd part ``g^T Gamma x_q`` of the prediction."""
+    """``Gamma = w_y K_x + w_x k_y^T``, the label-odd part ``g^T Gamma x_q`` of the prediction.
+
+    Parameters
+    ----------
+    key_query : array_like
+        K (..., D+1, D).
+    value : array_like
+        w (..., D+1).
+
+    Returns
+    -------
+    ndarray
+        float64 (..., D, D).
+    """
     key_query = np.asarray(key_query, dtype=np.float64)
     value = np.asarray(value, dtype=np.float64)
     return value[..., -1, None, None] * key_query[..., :-1, :] + value[..., :-1, None] * key_query[..., -1, None, :]
@@ -171,7 +285,20 @@ class PromptAttentionLayer(torch.nn.Module):
     through the module's ``predict``): ``key_query`` K (D+1, D), the attention group, and ``value`` w
     (D+1,), the output group, both float64 and zero at construction; the last entry of ``value`` and
     the last row of ``key_query`` act on the labels. A subclass names its ``prediction``
-    (key_query, value, batch) -> y_hat."""
+    (key_query, value, batch) -> y_hat.
+
+    Parameters
+    ----------
+    dim : int
+        The input dimension D, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` < 1.
+    TypeError
+        If ``dim`` is not an integer.
+    """
 
     prediction: ClassVar[Callable[[torch.Tensor, torch.Tensor, PromptBatch], torch.Tensor]]
 
@@ -183,7 +310,25 @@ class PromptAttentionLayer(torch.nn.Module):
 
     @classmethod
     def with_parameters(cls, key_query: ArrayLike, value: ArrayLike) -> Self:
-        """A layer whose parameters are copies (float64) of ``key_query`` K (D+1, D) and ``value`` w (D+1,)."""
+        """A layer whose parameters are copies (float64) of ``key_query`` and ``value``.
+
+        Parameters
+        ----------
+        key_query : array_like
+            K (D+1, D).
+        value : array_like
+            w (D+1,), D >= 1.
+
+        Returns
+        -------
+        PromptAttentionLayer
+            The layer (of the class it is called on).
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not fit.
+        """
         value_array = np.asarray(value, dtype=np.float64)
         if value_array.ndim != 1 or value_array.shape[0] < 2:
             raise ValueError(f"value must be a vector of length D + 1 >= 2, got shape {value_array.shape}")
@@ -201,7 +346,25 @@ class PromptAttentionLayer(torch.nn.Module):
         return layer
 
     def forward(self, batch: PromptBatch) -> torch.Tensor:
-        """The prediction ``y_hat`` of each prompt, shape (B,)."""
+        """The prediction ``y_hat`` of each prompt, shape (B,).
+
+        Parameters
+        ----------
+        batch : PromptBatch
+            Prompts of the layer's dimension D.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,).
+
+        Raises
+        ------
+        TypeError
+            If ``batch`` is not a :class:`PromptBatch`.
+        ValueError
+            If its inputs are not of dimension D.
+        """
         if not isinstance(batch, PromptBatch):
             raise TypeError(f"batch must be a PromptBatch, got {type(batch).__name__}")
         if batch.inputs.shape[-1] != self.dim:
@@ -222,7 +385,25 @@ class LinearSelfAttention(PromptAttentionLayer):
 
 def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor:
     """``(eta/m) sum_i y_i <x_i, x_q>``: one gradient step of size eta from beta = 0
-    on the in-context loss ``1/(2m) sum_i (y_i - <beta, x_i>)^2``, evaluated at x_q."""
+    on the in-context loss ``1/(2m) sum_i (y_i - <beta, x_i>)^2``, evaluated at x_q.
+
+    Parameters
+    ----------
+    batch : PromptBatch
+        The prompts (B, M, D), without a seed dimension.
+    step_size : float
+        eta, finite and > 0.
+
+    Returns
+    -------
+    torch.Tensor
+        (B,).
+
+    Raises
+    ------
+    ValueError
+        If ``step_size`` is not finite and > 0.
+    """
     check_positive(step_size, "step_size")
     g = (batch.labels.unsqueeze(2) * batch.inputs).sum(dim=1) / batch.counts.unsqueeze(1)
     return step_size * (g * batch.query).sum(dim=1)
@@ -230,14 +411,47 @@ def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor
 
 def least_squares_prediction(batch: PromptBatch) -> torch.Tensor:
     """``<beta_hat, x_q>`` with beta_hat the minimum-norm least-squares fit of each
-    prompt's pairs (exact recovery once m >= D; the padding rows are zero and do not count)."""
+    prompt's pairs (exact recovery once m >= D; the padding rows are zero and do not count).
+
+    Parameters
+    ----------
+    batch : PromptBatch
+        The prompts (B, M, D), without a seed dimension.
+
+    Returns
+    -------
+    torch.Tensor
+        (B,).
+    """
     beta_hat = torch.linalg.pinv(batch.inputs) @ batch.labels.unsqueeze(2)
     return (beta_hat.squeeze(2) * batch.query).sum(dim=1)
 
 
 def optimal_step(dim: int, min_context: int, max_context: int) -> float:
     """The step eta minimising the population error of ``eta g^T x_q`` when m is
-    uniform on ``{min_context, ..., max_context}``: ``1 / (1 + (D+1) E[1/m])``."""
+    uniform on ``{min_context, ..., max_context}``: ``1 / (1 + (D+1) E[1/m])``.
+
+    Parameters
+    ----------
+    dim : int
+        The input dimension D, >= 1.
+    min_context : int
+        The smallest context size, >= 1.
+    max_context : int
+        The largest, >= ``min_context``.
+
+    Returns
+    -------
+    float
+        eta.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    TypeError
+        If an argument is not an integer.
+    """
     check_integer(dim, "dim", minimum=1)
     check_integer(min_context, "min_context", minimum=1)
     check_integer(max_context, "max_context", minimum=min_context)
@@ -247,7 +461,27 @@ def optimal_step(dim: int, min_context: int, max_context: int) -> float:
 
 def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, dim: int) -> NDArray[np.float64]:
     """Population mean squared error of ``eta g^T x_q`` at context size m:
-    ``eta^2 (1 + (D+1)/m) - 2 eta + 1`` (it tends to ``(1 - eta)^2`` as m grows)."""
+    ``eta^2 (1 + (D+1)/m) - 2 eta + 1`` (it tends to ``(1 - eta)^2`` as m grows).
+
+    Parameters
+    ----------
+    step_size : float
+        eta, finite and > 0.
+    context : ndarray or float
+        Context sizes m, whole numbers >= 1.
+    dim : int
+        The input dimension D, >= 1.
+
+    Returns
+    -------
+    ndarray
+        float64, the shape of ``context``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
     check_positive(step_size, "step_size")
     check_integer(dim, "dim", minimum=1)
     m = np.asarray(context, dtype=np.float64)
@@ -257,13 +491,39 @@ def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, di
 
 
 def mean_squared_error(prediction: torch.Tensor, batch: PromptBatch) -> float:
-    """``mean (y_hat - y_q)^2`` over the batch."""
+    """``mean (y_hat - y_q)^2`` over the batch.
+
+    Parameters
+    ----------
+    prediction : torch.Tensor
+        The predictions, the shape of ``batch.query_label``.
+    batch : PromptBatch
+        The prompts.
+
+    Returns
+    -------
+    float
+        The mean squared error.
+    """
     return float(((prediction.detach() - batch.query_label) ** 2).mean())
 
 
 @dataclass(frozen=True)
 class ICLSetting(SequenceSetting):
-    """The data of the task: input dimension ``dim`` D; the sizes are context sizes m."""
+    """The data of the task: input dimension ``dim`` D; the sizes are context sizes m.
+
+    Attributes
+    ----------
+    train_min, train_max, test_sizes, test_size, test_seed
+        As in :class:`~lagtheory.experiments.sequence_tasks.SequenceSetting` (context sizes).
+    dim : int, optional
+        The input dimension D, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    """
 
     dim: int = 5
 
@@ -297,7 +557,18 @@ class PromptRegressionTask(SequenceRegression):
         return batch.query_label
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
-        """``label_value`` w_y and ``key_query_trace`` tr(K_x)/D."""
+        """``label_value`` w_y and ``key_query_trace`` tr(K_x)/D.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            ``value`` and ``key_query`` with leading (schedule, seed) dimensions.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            Each (schedules, seeds).
+        """
         key_query = params["key_query"]
         trace = torch.diagonal(key_query[..., :-1, :], dim1=-2, dim2=-1).mean(dim=-1)
         return {"label_value": params["value"][..., -1], "key_query_trace": trace}
@@ -306,7 +577,18 @@ class PromptRegressionTask(SequenceRegression):
 class ICLTask(PromptRegressionTask):
     """In-context linear regression read by the linear layer (:func:`predict`); the preset K is
     ``(eta* I; 0)`` with eta* the :func:`optimal_step` of the training context sizes (with
-    w = e_(D+1) it predicts like one step of gradient descent with eta*)."""
+    w = e_(D+1) it predicts like one step of gradient descent with eta*).
+
+    Parameters
+    ----------
+    setting : ICLSetting
+        The data.
+
+    Raises
+    ------
+    TypeError
+        If ``setting`` is not an :class:`ICLSetting`.
+    """
 
     name = "in-context linear regression"
     prediction = staticmethod(predict)

@@ -72,6 +72,28 @@ class LanguageTask:
     cannot express (the control PARITY). ``learned_positions`` P >= 2 gives
     the first P positions their own learned score (0: none); it excludes the
     marker, which is the case P = 1.
+
+    Attributes
+    ----------
+    name : str
+        The language's name.
+    dfa : DFA
+        The language, over the alphabet a, b, ... (at least two letters).
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The features the model reads.
+    first_position_marker : bool
+        Whether position 1 carries its own score.
+    why : str
+        Why the features suffice, in one sentence.
+    witness : mapping or None
+        Parameters that recognise the language, or None.
+    learned_positions : int, optional
+        P = 0 or P >= 2 learned position scores (not with the marker).
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is unknown, the alphabet is not a, b, ..., or ``learned_positions`` is out of range.
     """
 
     name: str

@@ -34,7 +34,27 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def feature_names(features: str, alphabet_size: int = 2) -> tuple[str, ...]:
-    """The feature vocabulary of a feature kind over the first ``alphabet_size`` letters, in id order."""
+    """The feature vocabulary of a feature kind over the first ``alphabet_size`` letters, in id order.
+
+    Parameters
+    ----------
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The feature kind.
+    alphabet_size : int, optional
+        The number k of letters, >= 2.
+
+    Returns
+    -------
+    tuple of str
+        The feature names.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is unknown or ``alphabet_size`` < 2.
+    TypeError
+        If ``alphabet_size`` is not an integer.
+    """
     _check_features(features)
     letters = LETTERS[: check_integer(alphabet_size, "alphabet_size", 2)]
     if features == "tokens":
@@ -52,7 +72,32 @@ def padded_feature_ids(
 ) -> NDArray[np.int64]:
     """The feature id of every position of padded words (module docstring), shape (rows, width);
     ``words`` (rows, width) holds word r in its first ``lengths[r]`` entries, with symbols
-    0 to ``alphabet_size - 1``, and the ids past a word's end are -1."""
+    0 to ``alphabet_size - 1``, and the ids past a word's end are -1.
+
+    Parameters
+    ----------
+    words : ndarray
+        int (rows, width), word r in its first ``lengths[r]`` entries, symbols 0..k-1.
+    lengths : ndarray
+        int (rows,), each in 1..width.
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The feature kind.
+    alphabet_size : int, optional
+        The number k of letters, >= 2.
+
+    Returns
+    -------
+    ndarray
+        int64 (rows, width).
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is unknown, ``alphabet_size`` < 2, the shapes do not fit, a length is out of
+        range or a symbol is not in 0..k-1.
+    TypeError
+        If ``alphabet_size`` is not an integer.
+    """
     _check_features(features)
     k = check_integer(alphabet_size, "alphabet_size", 2)
     words = np.asarray(words)
@@ -75,7 +120,27 @@ def padded_feature_ids(
 
 
 def feature_ids(words: NDArray[np.int64], features: str, alphabet_size: int = 2) -> NDArray[np.int64]:
-    """The feature id of every position of every word, for words of one length (batch, n)."""
+    """The feature id of every position of every word, for words of one length.
+
+    Parameters
+    ----------
+    words : ndarray
+        int (batch, n), n >= 1, symbols 0..k-1.
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The feature kind.
+    alphabet_size : int, optional
+        The number k of letters, >= 2.
+
+    Returns
+    -------
+    ndarray
+        int64 (batch, n).
+
+    Raises
+    ------
+    ValueError
+        If ``words`` is not (batch, n) with n >= 1, or as :func:`padded_feature_ids` raises.
+    """
     words = np.asarray(words)
     if words.ndim != 2 or words.shape[1] < 1:
         raise ValueError("words must be an array of shape (batch, n), n >= 1, with symbols 0, 1, ...")
@@ -83,7 +148,20 @@ def feature_ids(words: NDArray[np.int64], features: str, alphabet_size: int = 2)
 
 
 def feature_counts(ids: NDArray[np.int64], vocab_size: int) -> NDArray[np.float64]:
-    """How often each feature id occurs in each row (ids -1 are padding), shape (rows, vocab_size), float64."""
+    """How often each feature id occurs in each row (ids -1 are padding).
+
+    Parameters
+    ----------
+    ids : ndarray
+        int (rows, width), feature ids in 0..vocab_size-1, or -1.
+    vocab_size : int
+        The number of feature ids.
+
+    Returns
+    -------
+    ndarray
+        float64 (rows, vocab_size).
+    """
     ids = np.asarray(ids)
     rows = np.broadcast_to(np.arange(ids.shape[0])[:, None], ids.shape)
     valid = ids >= 0

@@ -51,7 +51,28 @@ def default_horizon_lengths() -> tuple[int, ...]:
 class LanguageSetting:
     """The data and tests of the language experiment (the same for every language and schedule):
     training lengths 1 to ``max_train_length``; ``test_per_class`` random words of each class at each
-    of ``test_lengths`` drawn from ``test_seed``; the exact worst case at each of ``horizon_lengths``."""
+    of ``test_lengths`` drawn from ``test_seed``; the exact worst case at each of ``horizon_lengths``.
+
+    Attributes
+    ----------
+    max_train_length : int, optional
+        The longest training length, >= 2.
+    test_lengths : tuple of int, optional
+        Strictly increasing lengths >= 1.
+    test_per_class : int, optional
+        Random test words per class and length, >= 1.
+    test_seed : int, optional
+        Seeds the test words, >= 0.
+    horizon_lengths : tuple of int, optional
+        Strictly increasing lengths >= 1 of the exact worst case.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    TypeError
+        If a count is not an integer.
+    """
 
     max_train_length: int = 40
     test_lengths: tuple[int, ...] = (5, 10, 20, 40, 50, 100, 200, 500, 1000)
@@ -79,23 +100,56 @@ LANGUAGE_TRAINING = TrainingConfig(
 class CountStream:
     """Training batches of several seeds as feature counts: ``counts`` (seeds, steps, batch, d),
     ``prefix`` (seeds, steps, batch, P) the features of the P positions with their own score (-1
-    past a word's end), ``labels`` (seeds, steps, batch) +-1."""
+    past a word's end), ``labels`` (seeds, steps, batch) +-1.
+
+    Attributes
+    ----------
+    counts : torch.Tensor
+        float64 (seeds, steps, batch, d).
+    prefix : torch.Tensor
+        int64 (seeds, steps, batch, P).
+    labels : torch.Tensor
+        float64 (seeds, steps, batch), +-1.
+    """
 
     counts: torch.Tensor
     prefix: torch.Tensor
     labels: torch.Tensor
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(counts, prefix, labels) of step ``step``, leading seed dimension."""
+        """(counts, prefix, labels) of step ``step``, leading seed dimension.
+
+        Parameters
+        ----------
+        step : int
+            The step, below the stream's number of steps.
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            (counts, prefix, labels).
+        """
         return self.counts[:, step], self.prefix[:, step], self.labels[:, step]
 
 
 class LanguageRuns:
     """One language task (catalogue entry) under a :class:`LanguageSetting`, as an engine task.
 
-    Parameters: ``u`` (d,) the readout (output group), ``theta`` (d,) the
+    The trained parameters are ``u`` (d,) the readout (output group), ``theta`` (d,) the
     attention scores and, with the marker, ``s`` () the position-1 score, or
     with P learned position scores ``s`` (P,) (attention group).
+
+    Parameters
+    ----------
+    task : LanguageTask
+        The catalogue entry.
+    setting : LanguageSetting
+        The data and tests.
+
+    Raises
+    ------
+    TypeError
+        If ``task`` is not a :class:`~lagtheory.experiments.language_catalogue.LanguageTask`.
     """
 
     def __init__(self, task: LanguageTask, setting: LanguageSetting) -> None:
@@ -122,13 +176,41 @@ class LanguageRuns:
 
     def words_to_counts(self, words: NDArray, lengths: NDArray) -> tuple[NDArray, NDArray]:
         """Padded words -> (feature counts (rows, d), features of the positions with their own score
-        (rows, P), -1 past a word's end)."""
+        (rows, P), -1 past a word's end).
+
+        Parameters
+        ----------
+        words : ndarray
+            int64 (rows, width), padded words over the task's alphabet.
+        lengths : ndarray
+            int64 (rows,), their lengths.
+
+        Returns
+        -------
+        counts, prefix : ndarray
+            (rows, d) and (rows, P).
+        """
         ids = padded_feature_ids(words, lengths, self.task.features, self.task.alphabet_size)
         return feature_counts(ids, self.task.vocab_size), ids[:, : self.task.position_scores]
 
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> CountStream:
         """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into words and counts in one vectorised pass
-        (the last stream is kept, for the next run on the same seeds)."""
+        (the last stream is kept, for the next run on the same seeds).
+
+        Parameters
+        ----------
+        seeds : sequence of int
+            The seeds.
+        steps : int
+            The number of steps.
+        batch_size : int
+            Words per step and seed.
+
+        Returns
+        -------
+        CountStream
+            The batches.
+        """
         key = (tuple(seeds), steps, batch_size)
         if self._stream is not None and self._stream[0] == key:
             return self._stream[1]
@@ -146,7 +228,22 @@ class LanguageRuns:
         return stream
 
     def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
-        """The model output f of every model on every word (``forward_counts`` with leading model dimensions)."""
+        """The model output f of every model on every word (``forward_counts`` with leading model dimensions).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
+        counts : torch.Tensor
+            float64 (..., words, d), the feature counts.
+        prefix : torch.Tensor
+            int64 (..., words, P), the features of the positions with their own score.
+
+        Returns
+        -------
+        torch.Tensor
+            The leading dimensions, then (words,).
+        """
         if not self.task.position_scores:
             h = pooled_from_counts(params["theta"], None, counts, None, "log")
         else:
@@ -155,10 +252,36 @@ class LanguageRuns:
         return linear_readout(params["u"], h)
 
     def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        """The mean logistic loss over the batch of each (row, seed) model.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
+        batch : tuple of torch.Tensor
+            (counts, prefix, labels) of :meth:`CountStream.batch`.
+
+        Returns
+        -------
+        torch.Tensor
+            (rows, seeds).
+        """
         counts, prefix, labels = batch
         return logistic_loss(labels * self.outputs(params, counts, prefix)).mean(dim=-1)
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        """Nothing beyond the engine's displacements.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            Not used.
+
+        Returns
+        -------
+        dict
+            Empty.
+        """
         return {}
 
     def test_words(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -187,7 +310,18 @@ class LanguageRuns:
         """``accuracy`` (..., test lengths) on random words, ``accuracy_above_training`` its mean over the test
         lengths above the training range, ``test_loss`` the mean logistic loss on the test words above the
         training range and ``zero_loss`` that of the prediction 0 (log 2), ``horizon`` and ``recognised``
-        from the exact worst case (0 and False for parameters that are not finite)."""
+        from the exact worst case (0 and False for parameters that are not finite).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            ``u``, ``theta`` (and ``s``), the trained parameters, each with leading (row, seed) dimensions.
+
+        Returns
+        -------
+        dict of str to ndarray
+            The metrics above.
+        """
         counts, prefix, labels = self.test_words()
         tests = len(self.setting.test_lengths)
         words = counts.shape[0] * counts.shape[1]

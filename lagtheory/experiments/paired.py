@@ -61,7 +61,31 @@ def bootstrap_interval(
     d: ArrayLike, confidence: float = 0.95, resamples: int = 9999, seed: int = 0
 ) -> tuple[float, float]:
     """A BCa bootstrap interval of the mean of the paired differences ``d`` (``scipy.stats.bootstrap``,
-    ``resamples`` resamples from ``numpy.random.default_rng(seed)``); (d, d) when every difference is d."""
+    ``resamples`` resamples from ``numpy.random.default_rng(seed)``).
+
+    Parameters
+    ----------
+    d : array_like
+        1-d, at least 2 finite per-seed differences.
+    confidence : float, optional
+        The confidence level, in (0, 1).
+    resamples : int, optional
+        The number of bootstrap resamples, an integer >= 100.
+    seed : int, optional
+        Seeds the resampling.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``; ``(d, d)`` when every difference is d.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not 1-d with >= 2 finite values, or ``confidence`` or ``resamples`` is out of range.
+    TypeError
+        If ``confidence`` or ``resamples`` has the wrong type.
+    """
     d = np.asarray(d, dtype=np.float64)
     if d.ndim != 1 or d.size < 2 or not np.all(np.isfinite(d)):
         raise ValueError("d must be a 1-d array of at least 2 finite differences")
@@ -76,8 +100,18 @@ def bootstrap_interval(
 
 
 def paired_t(d: ArrayLike) -> float:
-    """Two-sided p-value of the paired t-test of mean difference 0; exact 1 (all d = 0) or 0 (all d equal, != 0)
-    for a sample without spread."""
+    """Two-sided p-value of the paired t-test of mean difference 0.
+
+    Parameters
+    ----------
+    d : array_like
+        1-d per-seed differences, at least 2, finite (as :func:`compare` passes them; not checked here).
+
+    Returns
+    -------
+    float
+        The p-value; for a sample without spread exactly 1 (all d = 0) or 0 (all d equal, != 0).
+    """
     d = np.asarray(d, dtype=np.float64)
     if _constant(d):
         return 1.0 if d[0] == 0 else 0.0
@@ -86,7 +120,17 @@ def paired_t(d: ArrayLike) -> float:
 
 @dataclass(frozen=True)
 class McNemar:
-    """McNemar's exact test: ``a_only`` pairs where only a succeeded, ``b_only`` where only b did, p-value."""
+    """McNemar's exact test of :func:`mcnemar_exact`.
+
+    Attributes
+    ----------
+    a_only : int
+        The pairs where only a succeeded.
+    b_only : int
+        The pairs where only b succeeded.
+    p_value : float
+        The two-sided exact p-value.
+    """
 
     a_only: int
     b_only: int
@@ -95,7 +139,23 @@ class McNemar:
 
 def mcnemar_exact(a: ArrayLike, b: ArrayLike) -> McNemar:
     """Exact McNemar test on paired binary outcomes: two-sided ``binomtest(a_only, a_only + b_only, 1/2)``
-    (p = 1 when no pair is discordant)."""
+    (p = 1 when no pair is discordant).
+
+    Parameters
+    ----------
+    a, b : array_like
+        1-d binary outcomes (0/1 or False/True) of the same length >= 1, one per seed.
+
+    Returns
+    -------
+    McNemar
+        The discordant counts and the p-value.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` are not 1-d binary outcomes of the same length.
+    """
     a = np.asarray(a)
     b = np.asarray(b)
     if a.ndim != 1 or a.shape != b.shape or a.size < 1 or not (np.isin(a, (0, 1)).all() and np.isin(b, (0, 1)).all()):
@@ -109,8 +169,28 @@ def mcnemar_exact(a: ArrayLike, b: ArrayLike) -> McNemar:
 
 def tost(d: ArrayLike, margin: float) -> float:
     """p-value of the two one-sided t-tests of equivalence: H0 "mean difference <= -margin or >= margin";
-    a small p says the mean difference lies within (-margin, margin). Without spread: 0 if every
-    difference lies strictly inside, else 1."""
+    a small p says the mean difference lies within (-margin, margin).
+
+    Parameters
+    ----------
+    d : array_like
+        1-d per-seed differences, at least 2, finite (as :func:`compare` passes them; not checked here).
+    margin : float
+        The equivalence margin, finite and > 0.
+
+    Returns
+    -------
+    float
+        The larger of the two one-sided p-values; without spread, 0 if every difference lies
+        strictly inside the margin, else 1.
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` is not finite and > 0.
+    TypeError
+        If ``margin`` is not a real number.
+    """
     d = np.asarray(d, dtype=np.float64)
     margin = check_positive(margin, "margin")
     if _constant(d):
@@ -123,7 +203,25 @@ def tost(d: ArrayLike, margin: float) -> float:
 def tost_binary(a: ArrayLike, b: ArrayLike, margin: float) -> float:
     """Exact equivalence test for paired binary outcomes: the difference of the success rates is at most the
     discordance rate P(a != b), so "P(a != b) < margin" implies equivalence within the margin; the p-value is
-    the exact one-sided ``binomtest(discordant, n, margin, alternative="less")``."""
+    the exact one-sided ``binomtest(discordant, n, margin, alternative="less")``.
+
+    Parameters
+    ----------
+    a, b : array_like
+        1-d binary outcomes of the same length n >= 1, one per seed.
+    margin : float
+        The equivalence margin on the success rates, in (0, 1).
+
+    Returns
+    -------
+    float
+        The p-value.
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` is not in (0, 1), or ``a`` and ``b`` are not 1-d of the same length.
+    """
     a = np.asarray(a)
     b = np.asarray(b)
     margin = check_probability(margin, "margin")
@@ -134,8 +232,24 @@ def tost_binary(a: ArrayLike, b: ArrayLike, margin: float) -> float:
 
 
 def holm(p_values: Sequence[float]) -> NDArray[np.float64]:
-    """Holm's step-down adjusted p-values: with p_(1) <= ... <= p_(m), the i-th smallest gets
-    max_(j <= i) min(1, (m - j + 1) p_(j)); reject where the adjusted p-value is below alpha."""
+    """Holm's step-down adjusted p-values: with ``p_(1) <= ... <= p_(m)``, the i-th smallest gets
+    ``max_(j <= i) min(1, (m - j + 1) p_(j))``; reject where the adjusted p-value is below alpha.
+
+    Parameters
+    ----------
+    p_values : sequence of float
+        A non-empty 1-d sequence of p-values in [0, 1].
+
+    Returns
+    -------
+    ndarray
+        float64, the adjusted p-values in the order given.
+
+    Raises
+    ------
+    ValueError
+        If ``p_values`` is empty, not 1-d, or holds a value outside [0, 1].
+    """
     p = np.asarray(p_values, dtype=np.float64)
     if p.ndim != 1 or p.size == 0 or np.any((p < 0) | (p > 1)) or not np.all(np.isfinite(p)):
         raise ValueError(f"p_values must be a non-empty 1-d sequence of numbers in [0, 1], got {p_values!r}")
@@ -157,6 +271,29 @@ class Comparison:
     (``*_adjusted``) after Holm's adjustment across the family, the ``verdict``, and whether the
     difference is shown to lie within the margin (``equivalent``; it can be, with a significant
     difference smaller than the margin).
+
+    Attributes
+    ----------
+    name : str
+        The comparison (cell and schedules).
+    seeds : int
+        The number of paired seeds.
+    mean : float
+        The mean per-seed difference, positive favouring a.
+    low, high : float
+        The bootstrap interval of ``mean``.
+    test : str
+        The tests used, in words.
+    p_difference, p_equivalence : float
+        The unadjusted p-values of "no difference" and of equivalence within ``margin``.
+    margin : float
+        The equivalence margin.
+    p_difference_adjusted, p_equivalence_adjusted : float, optional
+        The Holm-adjusted p-values (NaN before :func:`compare_family`).
+    verdict : {"helps", "hurts", "equivalent", "undetermined"}, optional
+        The decision.
+    equivalent : bool, optional
+        Whether the adjusted equivalence p-value is below alpha.
     """
 
     name: str
@@ -186,14 +323,53 @@ class Comparison:
 
 
 def format_p(p: float) -> str:
-    """A p-value as printed in the book: two significant digits, or "p < 0.0001" below 1e-4."""
+    """A p-value as printed in the book: two significant digits, or "p < 0.0001" below 1e-4.
+
+    Parameters
+    ----------
+    p : float
+        The p-value.
+
+    Returns
+    -------
+    str
+        ``"p = 0.034"`` or ``"p < 0.0001"``.
+    """
     return "p < 0.0001" if p < 1e-4 else f"p = {p:.2g}"
 
 
 def compare(
     name: str, a: ArrayLike, b: ArrayLike, higher_is_better: bool, margin: float, binary: bool = False, seed: int = 0
 ) -> Comparison:
-    """The unadjusted comparison of a against b (see :class:`Comparison`); ``binary`` outcomes use exact tests."""
+    """The unadjusted comparison of a against b (see :class:`Comparison`); ``binary`` outcomes use exact tests.
+
+    Parameters
+    ----------
+    name : str
+        The comparison's name.
+    a, b : array_like
+        1-d finite per-seed outcomes of the two schedules, the same length >= 2 (0/1 when ``binary``).
+    higher_is_better : bool
+        The metric's direction; the differences are oriented so that positive favours a.
+    margin : float
+        The equivalence margin, finite and > 0 (in (0, 1) when ``binary``).
+    binary : bool, optional
+        Exact McNemar and binomial equivalence tests instead of paired t and TOST.
+    seed : int, optional
+        Seeds the bootstrap.
+
+    Returns
+    -------
+    Comparison
+        Unadjusted (run :func:`compare_family` for the verdict).
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` are not 1-d finite of the same length >= 2, or ``margin`` is out of range.
+    TypeError
+        If ``higher_is_better`` is not a bool.
+    """
     d = _differences(a, b, higher_is_better)
     low, high = bootstrap_interval(d, seed=seed)
     if binary:
@@ -210,7 +386,25 @@ def compare(
 def compare_family(comparisons: Sequence[Comparison], alpha: float = 0.05) -> list[Comparison]:
     """Holm-adjust the difference and the equivalence p-values across the family and give each comparison
     its verdict: "helps" (adjusted difference p < alpha, mean > 0), "hurts" (same, mean < 0),
-    "equivalent" (otherwise, adjusted equivalence p < alpha), else "undetermined"."""
+    "equivalent" (otherwise, adjusted equivalence p < alpha), else "undetermined".
+
+    Parameters
+    ----------
+    comparisons : sequence of Comparison
+        A non-empty family of :func:`compare` results.
+    alpha : float, optional
+        The level, in (0, 1).
+
+    Returns
+    -------
+    list of Comparison
+        The comparisons with adjusted p-values and verdicts, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If ``comparisons`` is empty or ``alpha`` is not in (0, 1).
+    """
     check_probability(alpha, "alpha")
     if not comparisons:
         raise ValueError("comparisons must not be empty")

@@ -62,7 +62,29 @@ def _check_share(value: float, name: str) -> float:
 
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
     """Exact power of McNemar's exact two-sided test at level ``alpha`` with ``n`` pairs, where a pair is
-    discordant one way with probability ``p10`` and the other way with ``p01`` (module docstring)."""
+    discordant one way with probability ``p10`` and the other way with ``p01`` (module docstring).
+
+    Parameters
+    ----------
+    n : int
+        The number of pairs, >= 1.
+    p10, p01 : float
+        The probabilities of the two kinds of discordant pair, each in [0, 1], with ``p10 + p01 <= 1``.
+    alpha : float
+        The level, in (0, 1).
+
+    Returns
+    -------
+    float
+        The power (0 when no pair can be discordant).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    TypeError
+        If ``n``, ``p10`` or ``p01`` has the wrong type.
+    """
     n = _check_n(n)
     p10 = _check_share(p10, "p10")
     p01 = _check_share(p01, "p01")
@@ -104,7 +126,29 @@ def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     """Power of the two-sided paired t-test at level ``alpha`` with ``n`` pairs whose differences are normal
     with mean ``effect`` and standard deviation ``sd``: given the sample sd s, the mean is N(effect, sd^2 / n)
     and the test rejects where ``|mean| > t s / sqrt(n)`` (t the critical value), so the power is the expectation
-    over s of ``P(|mean| > t s / sqrt(n))`` (exact up to quadrature)."""
+    over s of ``P(|mean| > t s / sqrt(n))`` (exact up to quadrature).
+
+    Parameters
+    ----------
+    n : int
+        The number of pairs, >= 2.
+    effect : float
+        The mean of the differences.
+    sd : float
+        Their standard deviation, > 0.
+    alpha : float
+        The level, in (0, 1).
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``n``, ``sd`` or ``alpha`` is out of range.
+    """
     n = check_integer(n, "n", 2)
     if not sd > 0:
         raise ValueError(f"sd must be > 0, got {sd!r}")
@@ -122,8 +166,32 @@ def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
 def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0.0) -> float:
     """Power of the two one-sided t-tests of equivalence within +-``margin`` at level ``alpha`` (each
     one-sided) with ``n`` normal differences of mean ``effect`` and sd ``sd``: both reject where
-    -margin + t s / sqrt(n) < mean < margin - t s / sqrt(n), so the power is the expectation over the sample sd
-    s of that probability (exact up to quadrature)."""
+    ``-margin + t s / sqrt(n) < mean < margin - t s / sqrt(n)``, so the power is the expectation over the sample
+    sd s of that probability (exact up to quadrature).
+
+    Parameters
+    ----------
+    n : int
+        The number of pairs, >= 2.
+    sd : float
+        The standard deviation of the differences, > 0.
+    margin : float
+        The equivalence margin, > 0.
+    alpha : float
+        The level of each one-sided test, in (0, 1).
+    effect : float, optional
+        The mean of the differences.
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``n``, ``sd``, ``margin`` or ``alpha`` is out of range.
+    """
     n = check_integer(n, "n", 2)
     if not sd > 0 or not margin > 0:
         raise ValueError(f"sd and margin must be > 0, got {sd!r}, {margin!r}")
@@ -141,8 +209,30 @@ def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0
 
 def window_accuracy(n: int, p: float, share: float = 0.9) -> float:
     """The probability that a grid rate is classified right by "at least ``share`` of n seeds succeed" when a
-    run there succeeds with probability ``p``: P(Bin(n, p) >= ceil(share n)) if p >= share, else the
-    complement."""
+    run there succeeds with probability ``p``: ``P(Bin(n, p) >= ceil(share n))`` if ``p >= share``, else the
+    complement.
+
+    Parameters
+    ----------
+    n : int
+        The number of seeds, >= 1.
+    p : float
+        The success probability of a run at the rate, in [0, 1].
+    share : float, optional
+        The share of seeds that must succeed, in (0, 1).
+
+    Returns
+    -------
+    float
+        The probability of the right classification.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    TypeError
+        If an argument has the wrong type.
+    """
     n = _check_n(n)
     p = _check_share(p, "p")
     share = check_probability(share, "share")
@@ -154,7 +244,24 @@ def window_accuracy(n: int, p: float, share: float = 0.9) -> float:
 def smallest_n(power: Any, target: float, start: int = 2, stop: int = 20_000) -> int | None:
     """The smallest n in [start, stop] with ``power(n) >= target``: doubling from ``start`` until the target is
     reached, then bisection (power is taken as non-decreasing in n, true for the t-tests and up to the small
-    saw-tooth of an exact test); None if the target is not reached by ``stop``."""
+    saw-tooth of an exact test).
+
+    Parameters
+    ----------
+    power : callable
+        ``power(n)``, the power with n seeds.
+    target : float
+        The power to reach.
+    start : int, optional
+        The smallest n tried (not checked).
+    stop : int, optional
+        The largest n tried.
+
+    Returns
+    -------
+    int or None
+        The n; None if the target is not reached by ``stop``.
+    """
     low, high = start, start
     while power(high) < target:
         if high >= stop:
@@ -174,7 +281,20 @@ def planning_effects(records: Mapping[str, Mapping[str, Any]], optimiser: str) -
     :data:`TARGET_LEVELS` of every task with ``optimiser``: failure discordance ``p10`` (only joint fails) and
     ``p01`` (only lag fails); the same for exact recognition on languages (``r10``: only lag recognises,
     ``r01``: only joint); for the conditional log loss the share of pairs where both succeed, the median over
-    cells of ``|mean difference|`` and of the standard deviation of the differences."""
+    cells of ``|mean difference|`` and of the standard deviation of the differences.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (the ``"languages"`` record gives the recognition effects).
+    optimiser : str
+        The optimiser whose cells are pooled.
+
+    Returns
+    -------
+    dict
+        ``p10``, ``p01``, ``r10``, ``r01``, ``both_succeed``, ``median_abs_mean`` and ``median_sd``.
+    """
     pairs = joint_only = lag_only = 0
     recognised_pairs = lag_recognises = joint_recognises = 0
     both = 0
@@ -222,7 +342,30 @@ def plan(
     """For each co-primary outcome, the seeds per cell that reach power ``target`` at Bonferroni's level
     alpha / m (m: ``cells``, or ``language_cells`` for recognition) under the planning ``effects``
     (:func:`planning_effects`), and the power at each of ``candidates`` seeds. For the conditional log loss the
-    n counts all seeds; the pairs that enter are the share where both succeed."""
+    n counts all seeds; the pairs that enter are the share where both succeed.
+
+    Parameters
+    ----------
+    effects : mapping
+        The planning effects of :func:`planning_effects`.
+    cells : int
+        The number m of cells of a family, >= 1.
+    language_cells : int
+        The number of cells of the recognition family, >= 1.
+    margin : float
+        The equivalence margin of the conditional log loss, > 0.
+    alpha : float, optional
+        The familywise level, in (0, 1).
+    target : float, optional
+        The power to reach.
+    candidates : sequence of int, optional
+        Seeds per cell at which the power is reported.
+
+    Returns
+    -------
+    dict
+        Outcome -> ``{"seeds": n or None, "power": {candidate: power}}``.
+    """
     level = alpha / cells
     language_level = alpha / language_cells
     both = effects["both_succeed"]

@@ -59,7 +59,29 @@ def first_step_decreases(
     group alone (module docstring): group name ("attention", "output") -> array (seeds,), float64.
 
     The initial parameters are the engine's (:func:`lagtheory.experiments.engine.initial_parameters`) and the
-    batch is the one the engine would train step 0 on for these seeds."""
+    batch is the one the engine would train step 0 on for these seeds.
+
+    Parameters
+    ----------
+    task : Task
+        An engine task with parameters in both groups.
+    config : TrainingConfig
+        The configuration (initialisation, step sizes, optimiser, batch size).
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``"attention"`` and ``"output"`` -> float64 (seeds,).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a TrainingConfig or ``task`` not an engine task.
+    ValueError
+        If the seeds are invalid, the task lacks a group, or the initial loss or a gradient is not finite.
+    """
     if not isinstance(config, TrainingConfig):
         raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
     for method in ("parameter_shapes", "training_stream", "losses"):
@@ -99,8 +121,30 @@ def first_step_balance(task: Task, config: TrainingConfig, seeds: Sequence[int] 
     first-order loss decrease over the readout's, at step 0 of joint training under ``config`` on ``task``.
 
     -inf where the attention's gradient vanishes on every seed (as from zero initialisation in the theorem's
-    setting, :prf:ref:`lem-gradients`), +inf where the readout's does; ValueError if both do. Predict "lag helps"
-    where the value is >= :data:`THRESHOLD`."""
+    setting, :prf:ref:`lem-gradients`), +inf where the readout's does. Predict "lag helps"
+    where the value is >= :data:`THRESHOLD`.
+
+    Parameters
+    ----------
+    task : Task
+        An engine task with parameters in both groups.
+    config : TrainingConfig
+        The configuration.
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).
+
+    Returns
+    -------
+    float
+        The balance, possibly -inf or +inf.
+
+    Raises
+    ------
+    ValueError
+        If both groups' gradients vanish on every seed, or as :func:`first_step_decreases` raises.
+    TypeError
+        As :func:`first_step_decreases` raises.
+    """
     decreases = first_step_decreases(task, config, seeds)
     attention, output = float(decreases["attention"].mean()), float(decreases["output"].mean())
     if attention == 0 and output == 0:

@@ -65,14 +65,47 @@ VALIDATION_RATIOS = (0.5, 2.0, 30.0)
 
 
 def lag_helps(joint_only: int, lag_only: int, p_value: float) -> bool:
-    """The label of a cell: lag fails less often than joint, McNemar's exact p-value below 0.05."""
+    """The label of a cell: lag fails less often than joint, McNemar's exact p-value below 0.05.
+
+    Parameters
+    ----------
+    joint_only : int
+        Seeds where only joint fails.
+    lag_only : int
+        Seeds where only lag fails.
+    p_value : float
+        McNemar's exact two-sided p-value.
+
+    Returns
+    -------
+    bool
+        "lag helps".
+    """
     return bool(p_value < ALPHA and joint_only > lag_only)
 
 
 def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     """The area under the ROC curve of ``scores`` for the boolean ``labels``: the probability that a random
     positive scores above a random negative, ties counted one half (Mann-Whitney U / (n1 n0)); scores may be
-    infinite. ValueError without both classes."""
+    infinite. ValueError without both classes.
+
+    Parameters
+    ----------
+    scores : array_like
+        1-d scores, not NaN (infinite allowed).
+    labels : array_like
+        1-d booleans of the same length, both classes present.
+
+    Returns
+    -------
+    float
+        The AUROC, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, the labels are not boolean or hold one class, or a score is NaN.
+    """
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels)
     if scores.ndim != 1 or scores.shape != labels.shape or labels.dtype != bool:
@@ -87,14 +120,47 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
 
 
 def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
-    """The baseline's design matrix: 1, log10 ratio, log10 readout scale."""
+    """The baseline's design matrix: 1, log10 ratio, log10 readout scale.
+
+    Parameters
+    ----------
+    log_ratio : array_like
+        log10 of the attention/output step-size ratio of each cell.
+    log_scale : array_like
+        log10 of the readout scale of each cell.
+
+    Returns
+    -------
+    ndarray
+        float64 (cells, 3).
+    """
     log_ratio = np.asarray(log_ratio, dtype=np.float64)
     return np.column_stack([np.ones_like(log_ratio), log_ratio, np.asarray(log_scale, dtype=np.float64)])
 
 
 def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) -> NDArray[np.float64]:
     """Maximum-likelihood logistic regression of the labels on (1, log10 ratio, log10 scale): its three
-    coefficients (BFGS on the negative log-likelihood, written with logaddexp)."""
+    coefficients (BFGS on the negative log-likelihood, written with logaddexp).
+
+    Parameters
+    ----------
+    log_ratio : array_like
+        log10 of the attention/output step-size ratio of each cell.
+    log_scale : array_like
+        log10 of the readout scale of each cell.
+    labels : array_like
+        The cells' labels (bool or 0/1).
+
+    Returns
+    -------
+    ndarray
+        float64 (3,): intercept, ratio and scale coefficients.
+
+    Raises
+    ------
+    RuntimeError
+        If the fit does not converge.
+    """
     x = design_features(log_ratio, log_scale)
     y = np.asarray(labels, dtype=np.float64)
 
@@ -112,14 +178,51 @@ def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) 
 
 
 def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
-    """The baseline's linear score (log-odds of "lag helps") of cells."""
+    """The baseline's linear score (log-odds of "lag helps") of cells.
+
+    Parameters
+    ----------
+    coefficients : array_like
+        The three coefficients of :func:`fit_baseline`.
+    log_ratio : array_like
+        log10 of the attention/output step-size ratio of each cell.
+    log_scale : array_like
+        log10 of the readout scale of each cell.
+
+    Returns
+    -------
+    ndarray
+        float64 (cells,).
+    """
     return design_features(log_ratio, log_scale) @ np.asarray(coefficients, dtype=np.float64)
 
 
 def cross_validated_baseline(
     log_ratio: NDArray[np.float64], log_scale: NDArray[np.float64], labels: NDArray[np.bool_], groups: Sequence[str]
 ) -> NDArray[np.float64]:
-    """Each cell's baseline score from a fit that leaves out every cell of its group (its task)."""
+    """Each cell's baseline score from a fit that leaves out every cell of its group (its task).
+
+    Parameters
+    ----------
+    log_ratio : ndarray
+        log10 of the step-size ratio of each cell.
+    log_scale : ndarray
+        log10 of the readout scale of each cell.
+    labels : ndarray
+        bool, the cells' labels.
+    groups : sequence of str
+        The group (task) of each cell.
+
+    Returns
+    -------
+    ndarray
+        float64 (cells,).
+
+    Raises
+    ------
+    RuntimeError
+        If a fit does not converge.
+    """
     groups = np.asarray(groups)
     scores = np.empty(labels.size)
     for group in np.unique(groups):
@@ -138,7 +241,33 @@ def cluster_bootstrap(
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of the AUROC of every score in ``scores`` and of the difference of the first
     score's AUROC and each other's, resampling whole clusters with replacement (``resamples`` draws from
-    ``numpy.random.default_rng(seed)``; a draw without both classes is redrawn)."""
+    ``numpy.random.default_rng(seed)``; a draw without both classes is redrawn).
+
+    Parameters
+    ----------
+    scores : mapping of str to ndarray
+        Name -> score of each cell; the first is compared with the others.
+    labels : ndarray
+        bool, the cells' labels, both classes present.
+    clusters : sequence of str
+        The cluster of each cell.
+    resamples : int, optional
+        Bootstrap draws, an integer >= 100.
+    seed : int, optional
+        Seeds the draws.
+
+    Returns
+    -------
+    dict of str to tuple of float
+        Score name, and ``"<first> - <other>"``, -> (low, high).
+
+    Raises
+    ------
+    ValueError
+        If ``resamples`` < 100.
+    TypeError
+        If ``resamples`` is not an integer.
+    """
     check_integer(resamples, "resamples", 100)
     clusters = np.asarray(clusters)
     names = list(scores)
@@ -159,7 +288,18 @@ def cluster_bootstrap(
 
 
 def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Every evaluated cell (module docstring) with its design, predictor value and failure comparison."""
+    """Every evaluated cell (module docstring) with its design, predictor value and failure comparison.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.load_exploratory`).
+
+    Returns
+    -------
+    list of dict
+        One row per cell.
+    """
     rows = []
     for name, record in records.items():
         the_study = study(name)
@@ -198,7 +338,20 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
 
 def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> dict[str, Any]:
     """The AUROCs, intervals, baseline coefficients and the threshold's operating point on ``rows``
-    (:func:`exploratory_cells`)."""
+    (:func:`exploratory_cells`).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        The cells of :func:`exploratory_cells`.
+    resamples : int, optional
+        Bootstrap draws, an integer >= 100.
+
+    Returns
+    -------
+    dict
+        The summary.
+    """
     labels = np.array([row["lag_helps"] for row in rows])
     balance = np.array([row["balance"] for row in rows], dtype=np.float64)
     log_ratio = np.array([row["log10_ratio"] for row in rows])
@@ -233,7 +386,22 @@ def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> d
 
 
 def youden(balance: ArrayLike, labels: ArrayLike, thresholds: ArrayLike) -> NDArray[np.float64]:
-    """Youden's J (true positive rate - false positive rate) of "balance >= t" for each threshold t."""
+    """Youden's J (true positive rate - false positive rate) of "balance >= t" for each threshold t.
+
+    Parameters
+    ----------
+    balance : array_like
+        The predictor's value of each cell.
+    labels : array_like
+        The cells' labels (bool).
+    thresholds : array_like
+        The thresholds t.
+
+    Returns
+    -------
+    ndarray
+        float64, one J per threshold.
+    """
     balance = np.asarray(balance, dtype=np.float64)
     labels = np.asarray(labels, dtype=bool)
     return np.array([np.mean(balance[labels] >= t) - np.mean(balance[~labels] >= t) for t in np.asarray(thresholds)])
@@ -244,7 +412,18 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
     existing tasks (:data:`VALIDATION_SCALES` x :data:`VALIDATION_RATIOS`, every task and optimiser of the three
     studies, attention N(0, 0.1^2)), computed before any of them is run. The base rate scales both step sizes
     alike and cancels from the balance (SGD and Adam alike), so it is set to 1 here; the runs use the calibrated
-    rate."""
+    rate.
+
+    Parameters
+    ----------
+    coefficients : sequence of float
+        The frozen baseline's three coefficients.
+
+    Returns
+    -------
+    list of dict
+        One row per validation cell (:func:`prediction_row`).
+    """
     rows = []
     for name in ("languages", "regression", "icl"):
         the_study = study(name)
@@ -270,7 +449,30 @@ def prediction_row(
 ) -> dict[str, Any]:
     """One committed prediction: the cell, its first-step balance (a string where not finite), the
     prediction ``balance >= THRESHOLD`` ("lag helps"), and the frozen baseline's log-odds with
-    ``coefficients`` (intercept, log10 ratio, log10 readout scale)."""
+    ``coefficients`` (intercept, log10 ratio, log10 readout scale).
+
+    Parameters
+    ----------
+    study_name : str
+        The study.
+    task : str
+        The task.
+    optimiser : str
+        The optimiser.
+    scale : float
+        The readout scale, > 0.
+    ratio : float
+        The attention/output step-size ratio, > 0.
+    balance : float
+        The first-step balance (possibly infinite).
+    coefficients : sequence of float
+        The frozen baseline's three coefficients.
+
+    Returns
+    -------
+    dict
+        The row, JSON-ready.
+    """
     score = baseline_score(coefficients, [math.log10(ratio)], [math.log10(scale)])[0]
     return {
         "study": study_name,

@@ -57,17 +57,52 @@ FORMAT = "lagtheory-study-2"
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
-    """A frozen dataclass as a JSON-ready dict (tuples become lists)."""
+    """A frozen dataclass as a JSON-ready dict (tuples become lists).
+
+    Parameters
+    ----------
+    config : object
+        A dataclass instance.
+
+    Returns
+    -------
+    dict
+        Its fields, JSON-ready.
+    """
     return json_ready(dataclasses.asdict(config))
 
 
 def config_from_dict(kind: type, values: Mapping[str, Any]) -> Any:
-    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples)."""
+    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples).
+
+    Parameters
+    ----------
+    kind : type
+        The dataclass.
+    values : mapping
+        Its fields, as :func:`config_to_dict` gives them.
+
+    Returns
+    -------
+    object
+        The ``kind`` instance (which checks its fields as its constructor does).
+    """
     return kind(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
 
 
 def json_ready(value: Any) -> Any:
-    """Tuples and numpy values as JSON-ready lists and Python numbers."""
+    """Tuples and numpy values as JSON-ready lists and Python numbers.
+
+    Parameters
+    ----------
+    value : object
+        Nested dicts, lists, tuples, numpy arrays and scalars; anything else is kept.
+
+    Returns
+    -------
+    object
+        The same structure with lists and Python numbers.
+    """
     if isinstance(value, dict):
         return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -82,7 +117,20 @@ def json_ready(value: Any) -> Any:
 def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
     """The per-seed quantities stored for a cell, name -> (schedules, seeds, ...): the primary metric, the
     held-out loss, whether the run diverged, the displacement of each group after 10 steps, the task's
-    scalar metrics, and for the centre cell also the per-size metrics and the trained parameters."""
+    scalar metrics, and for the centre cell also the per-size metrics and the trained parameters.
+
+    Parameters
+    ----------
+    result : CellResult
+        The cell's runs.
+    cell : Cell
+        The cell.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Quantity -> (schedules, seeds, ...).
+    """
     metrics = result.metrics
     values = {
         PRIMARY: capped_log_loss(metrics["test_loss"], metrics["zero_loss"]),
@@ -103,7 +151,18 @@ def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
 
 
 def curves(result: CellResult) -> dict[str, NDArray]:
-    """Mean over seeds of the training loss and of every trace, per schedule and step."""
+    """Mean over seeds of the training loss and of every trace, per schedule and step.
+
+    Parameters
+    ----------
+    result : CellResult
+        The cell's runs.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``loss`` and every trace -> (schedules, steps).
+    """
     with np.errstate(invalid="ignore"):
         means = {"loss": np.nanmean(np.where(np.isnan(result.losses), np.nan, result.losses), axis=1)}
     means.update({name: trace.mean(axis=1) for name, trace in result.traces.items()})
@@ -111,7 +170,18 @@ def curves(result: CellResult) -> dict[str, NDArray]:
 
 
 def cell_configuration(cell: Cell) -> dict[str, Any]:
-    """The full configuration of a cell, JSON-ready."""
+    """The full configuration of a cell, JSON-ready.
+
+    Parameters
+    ----------
+    cell : Cell
+        The cell.
+
+    Returns
+    -------
+    dict
+        ``cell``, ``task``, ``optimiser``, ``sweep``, ``level``, ``schedules``, ``setting``, ``training``.
+    """
     return {
         "cell": cell.name,
         "task": cell.task,
@@ -125,7 +195,20 @@ def cell_configuration(cell: Cell) -> dict[str, Any]:
 
 
 def cell_from_configuration(the_study: Study, configuration: Mapping[str, Any]) -> Cell:
-    """The :class:`~lagtheory.experiments.design.Cell` of a stored configuration (:func:`cell_configuration`)."""
+    """The :class:`~lagtheory.experiments.design.Cell` of a stored configuration (:func:`cell_configuration`).
+
+    Parameters
+    ----------
+    the_study : Study
+        Its ``setting_types`` give the setting's type.
+    configuration : mapping
+        A stored configuration.
+
+    Returns
+    -------
+    Cell
+        The cell.
+    """
     return Cell(
         configuration["cell"],
         configuration["task"],
@@ -179,7 +262,20 @@ def design_constants() -> dict[str, Any]:
 
 def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
     """A cell's part of the record (module docstring): its configuration, every seed's value of every
-    stored quantity (:func:`cell_values`) per schedule, and for the centre cell the curves; JSON-ready."""
+    stored quantity (:func:`cell_values`) per schedule, and for the centre cell the curves; JSON-ready.
+
+    Parameters
+    ----------
+    cell : Cell
+        The cell.
+    result : CellResult
+        Its runs.
+
+    Returns
+    -------
+    dict
+        ``configuration``, ``values`` and (centre cell) ``curves``.
+    """
     values = cell_values(result, cell)
     entry = {
         "configuration": cell_configuration(cell),
@@ -206,7 +302,28 @@ def study_record(
 ) -> dict[str, Any]:
     """The record of a study's runs (module docstring); ``cells`` cell name -> :func:`cell_entry` (all
     tasks and optimisers merged, :func:`lagtheory.experiments.studies.run_study`); ``seconds`` the wall
-    time of each task (calibration and sweep), kept for information (it depends on the machine)."""
+    time of each task (calibration and sweep), kept for information (it depends on the machine).
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    calibrations : mapping
+        Task -> optimiser -> calibration result.
+    cells : mapping of str to mapping
+        Cell name -> :func:`cell_entry`.
+    seeds : sequence of int
+        The seeds.
+    command : str
+        How the record is written.
+    seconds : mapping of str to float, optional
+        Task -> wall time.
+
+    Returns
+    -------
+    dict
+        The record.
+    """
     return {
         "format": FORMAT,
         "study": the_study.name,
@@ -229,20 +346,62 @@ def study_record(
 
 
 def write_record(record: Mapping[str, Any], path: str | Path) -> None:
-    """Write a record as JSON (one line per cell quantity is not needed: compact, sorted keys)."""
+    """Write a record as JSON (one line per cell quantity is not needed: compact, sorted keys).
+
+    Parameters
+    ----------
+    record : mapping
+        A record of this format.
+    path : str or pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        If ``record`` is not of the format (:func:`validate_record`).
+    """
     validate_record(record, "record")
     Path(path).write_text(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
-    """Read a record and check its format."""
+    """Read a record and check its format.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A JSON file.
+
+    Returns
+    -------
+    dict
+        The record.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a record of this format.
+    """
     record = json.loads(Path(path).read_text())
     validate_record(record, str(path))
     return record
 
 
 def validate_record(record: Any, name: str) -> None:
-    """The format of the module docstring; ValueError naming ``name`` and the bad field."""
+    """The format of the module docstring; ValueError naming ``name`` and the bad field.
+
+    Parameters
+    ----------
+    record : object
+        The record checked.
+    name : str
+        How the record is named in the error message.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the bad field, if ``record`` is not of the format.
+    """
     if not isinstance(record, Mapping) or record.get("format") != FORMAT:
         raise ValueError(f"{name} must be a study record of format {FORMAT!r}")
     for key, kind in (
@@ -270,7 +429,29 @@ def validate_record(record: Any, name: str) -> None:
 
 def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str) -> NDArray:
     """The stored per-seed values of one quantity of one schedule in one cell, as an array (seeds, ...);
-    None (a non-finite value) becomes NaN."""
+    None (a non-finite value) becomes NaN.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.records`).
+    cell : str
+        The cell name.
+    quantity : str
+        A stored quantity.
+    schedule : str
+        A schedule of the cell.
+
+    Returns
+    -------
+    ndarray
+        (seeds, ...).
+
+    Raises
+    ------
+    KeyError
+        If the cell, quantity or schedule is not in the record.
+    """
     values = record["cells"][cell]["values"][quantity][schedule]
     array = np.array(values, dtype=object)
     if array.dtype == object and any(v is None for v in np.ravel(array)):
@@ -280,7 +461,20 @@ def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str)
 
 def cells_where(record: Mapping[str, Any], **conditions: Any) -> list[str]:
     """The names of the cells whose configuration has every ``key=value`` of ``conditions``
-    (task, optimiser, sweep, level), in the record's order."""
+    (task, optimiser, sweep, level), in the record's order.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.records`).
+    **conditions : object
+        Configuration key -> required value.
+
+    Returns
+    -------
+    list of str
+        The cell names.
+    """
     return [
         name
         for name, content in record["cells"].items()
@@ -291,7 +485,22 @@ def cells_where(record: Mapping[str, Any], **conditions: Any) -> list[str]:
 def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[np.bool_]:
     """The seeds (a boolean mask) whose run failed: its held-out loss is not finite or above the cap (by more
     than a relative 1e-6), so the primary metric holds the cap
-    (:func:`lagtheory.experiments.design.capped_log_loss`), not the loss."""
+    (:func:`lagtheory.experiments.design.capped_log_loss`), not the loss.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.records`).
+    cell : str
+        The cell name.
+    schedule : str
+        A schedule of the cell.
+
+    Returns
+    -------
+    ndarray
+        bool (seeds,).
+    """
     test_loss = per_seed(record, cell, "test_loss", schedule).astype(np.float64)
     primary = per_seed(record, cell, record["primary"], schedule).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -302,7 +511,26 @@ def reproduction_sample(
     record: Mapping[str, Any], seed: int, cells: int = 2, schedules: int = 2, seeds: int = 3
 ) -> list[tuple[str, list[str], list[int]]]:
     """A seeded random sample of stored runs to re-run: ``cells`` cells, and in each ``schedules`` of its
-    schedules and ``seeds`` of the record's seeds, all drawn by ``numpy.random.default_rng(seed)``."""
+    schedules and ``seeds`` of the record's seeds, all drawn by ``numpy.random.default_rng(seed)``.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.records`).
+    seed : int
+        Seeds the draw.
+    cells : int, optional
+        Cells drawn, at most the record's.
+    schedules : int, optional
+        Schedules per cell (fewer where the cell has fewer).
+    seeds : int, optional
+        Seeds per cell, at most the record's.
+
+    Returns
+    -------
+    list of tuple of (str, list of str, list of int)
+        (cell, schedules, seeds) per drawn cell.
+    """
     rng = np.random.default_rng(seed)
     names = [str(name) for name in rng.choice(list(record["cells"]), size=cells, replace=False)]
     sample = []
@@ -330,7 +558,28 @@ def mismatches(
     change without bound. Any other float must agree within relative ``rtol`` (and 1e-12 absolutely), except
     in failed runs (:func:`failed_runs`): there the loss blew up or passed the cap, its raw values follow a
     diverging trajectory and change with the order of float operations, and only the primary metric (the
-    cap) and the exact quantities are compared."""
+    cap) and the exact quantities are compared.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.records`).
+    cell : str
+        The cell name.
+    values : mapping of str to ndarray
+        Quantity -> fresh values (schedules, seeds, ...), in the order of ``schedules`` and ``seeds``.
+    schedules : sequence of str
+        Schedules of the cell.
+    seeds : sequence of int
+        Seeds of the record.
+    rtol : float
+        The tolerance.
+
+    Returns
+    -------
+    list of str
+        ``"<quantity> of <schedule>"`` per difference; empty when reproduced.
+    """
     index = [record["seeds"].index(seed) for seed in seeds]
     found = []
     for k, schedule in enumerate(schedules):
@@ -357,7 +606,24 @@ def comparisons(
 ) -> list[Comparison]:
     """The unadjusted paired comparison (:func:`lagtheory.experiments.paired.compare`) of ``schedule`` against
     ``baseline`` on the primary metric, one per cell (all cells that run both, by default); adjust them
-    together with :func:`lagtheory.experiments.paired.compare_family`."""
+    together with :func:`lagtheory.experiments.paired.compare_family`.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.records`).
+    schedule : str
+        The schedule compared.
+    baseline : str, optional
+        The schedule it is compared with.
+    cells : sequence of str, optional
+        The cells (default every cell that runs both).
+
+    Returns
+    -------
+    list of Comparison
+        Unadjusted, one per cell.
+    """
     if cells is None:
         cells = [
             name

@@ -21,7 +21,26 @@ from .regimes import effect, grid, regime_map, tasks_of
 def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray], limit: float, title: str) -> Any:
     """One heat map of schedule - joint over readout scale (rows) and ratio (columns): the effect in colour
     (blue: the schedule's held-out loss lower), its value written in the cell, a black frame where the
-    95% interval excludes 0, and the Holm verdict as a letter (+ helps, - hurts, = equivalent)."""
+    95% interval excludes 0, and the Holm verdict as a letter (+ helps, - hurts, = equivalent).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    record : mapping
+        A study record.
+    arrays : mapping of str to ndarray
+        :func:`~lagtheory.experiments.regimes.grid` of a regime map.
+    limit : float
+        The colour scale's half-range, > 0.
+    title : str
+        The panel's title.
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        The image, for a colour bar.
+    """
     scales, ratios = record["design"]["readout_scales"], record["design"]["ratios"]
     norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
     image = ax.imshow(np.clip(arrays["effect"], -limit, limit), cmap="RdBu_r", norm=norm, origin="lower", aspect="auto")
@@ -52,7 +71,22 @@ def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray]
 
 
 def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = None) -> plt.Figure:
-    """The heat maps of ``schedule - joint`` for every task (columns) and optimiser (rows) of a record."""
+    """The heat maps of ``schedule - joint`` for every task (columns) and optimiser (rows) of a record.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record.
+    schedule : str
+        The schedule compared with joint.
+    limit : float, optional
+        The colour scale's half-range (default the largest effect, at least 0.05).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     tasks = tasks_of(record)
     arrays = {
         (task, optimiser): grid(record, regime_map(record, task, optimiser, schedule), task, optimiser)
@@ -78,7 +112,19 @@ def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = No
 
 def budget_curves(ax: Axes, record: Mapping[str, Any], schedule: str, optimiser: str) -> None:
     """``schedule - joint`` against the step budget (T/4 .. 4T, the centre at T) for every task, with the
-    95% interval as a band."""
+    95% interval as a band.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    record : mapping
+        A study record.
+    schedule : str
+        The schedule compared with joint.
+    optimiser : str
+        The optimiser.
+    """
     budgets = [*record["design"]["budgets"], 1.0]
     order = np.argsort(budgets)
     for task in tasks_of(record):

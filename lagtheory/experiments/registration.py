@@ -60,7 +60,25 @@ def _normalised(text: str) -> str:
 
 def registered_section(text: str) -> str:
     """The registered section of the page's ``text`` (module docstring), line endings normalised to LF;
-    ValueError if the markers are missing, repeated, not whole lines, or out of order."""
+    ValueError if the markers are missing, repeated, not whole lines, or out of order.
+
+    Parameters
+    ----------
+    text : str
+        The page's text.
+
+    Returns
+    -------
+    str
+        The section, ending in a newline.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a str.
+    ValueError
+        If the markers are missing, repeated, not whole lines, or out of order.
+    """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     lines = _normalised(text).split("\n")
@@ -77,17 +95,67 @@ def registered_section(text: str) -> str:
 
 
 def registration_hash(text: str) -> str:
-    """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section of ``text``."""
+    """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section of ``text``.
+
+    Parameters
+    ----------
+    text : str
+        The page's text.
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a str.
+    ValueError
+        As :func:`registered_section` raises.
+    """
     return hashlib.sha256(registered_section(text).encode("utf-8")).hexdigest()
 
 
 def page_hash(path: str | Path = PAGE) -> str:
-    """:func:`registration_hash` of the page at ``path``."""
+    """:func:`registration_hash` of the page at ``path``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The page (default ``book/registration.md``).
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    ValueError
+        As :func:`registered_section` raises.
+    """
     return registration_hash(Path(path).read_text(encoding="utf-8"))
 
 
 def stored_hash(path: str | Path = HASH_FILE) -> str:
-    """The registered hash as committed in ``path``; ValueError unless it is one line of 64 hex digits."""
+    """The registered hash as committed in ``path``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The hash file (default :data:`HASH_FILE`).
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    ValueError
+        Unless the file holds one line of 64 lowercase hex digits.
+    """
     content = Path(path).read_text(encoding="ascii").strip()
     if len(content) != 64 or any(c not in "0123456789abcdef" for c in content):
         raise ValueError(f"{path} must hold one SHA-256 hex digest, got {content[:80]!r}")
@@ -96,7 +164,20 @@ def stored_hash(path: str | Path = HASH_FILE) -> str:
 
 def check_record(record: Mapping[str, Any], expected: str | None = None) -> None:
     """A confirmatory record must carry the registration's hash in ``record["registration"]`` (``expected``:
-    the stored hash by default); ValueError naming what differs."""
+    the stored hash by default); ValueError naming what differs.
+
+    Parameters
+    ----------
+    record : mapping
+        A confirmatory record.
+    expected : str, optional
+        The hash it must carry (default :func:`stored_hash`).
+
+    Raises
+    ------
+    ValueError
+        Naming what differs, if the record does not carry the hash.
+    """
     expected = stored_hash() if expected is None else expected
     found = record.get("registration") if isinstance(record, Mapping) else None
     if found != expected:

@@ -49,7 +49,21 @@ VALUE_COORDINATE = 1  # v* = e_1
 class RegressionBatch:
     """A padded batch: ``tokens`` (..., B, N, D), ``mask`` (..., B, N) True on real tokens,
     ``lengths`` (..., B) float64, ``position`` (..., B) the hidden marked position J
-    (0-based), ``target`` (..., B) the label y."""
+    (0-based), ``target`` (..., B) the label y.
+
+    Attributes
+    ----------
+    tokens : torch.Tensor
+        float64 (..., B, N, D), zero on padding.
+    mask : torch.Tensor
+        bool (..., B, N), True on the real tokens (the first ``lengths``).
+    lengths : torch.Tensor
+        float64 (..., B), the lengths n >= 1.
+    position : torch.Tensor
+        int64 (..., B), the hidden marked position J (0-based).
+    target : torch.Tensor
+        float64 (..., B), the label y.
+    """
 
     tokens: torch.Tensor
     mask: torch.Tensor
@@ -73,7 +87,35 @@ def sample_batch(
     coordinates of all ``max_length`` positions (those past a sequence's length are
     then set to 0). ``rng`` may be a list of generators (one per seed): the result
     then has a leading seed dimension, and seed j's part equals the draw from
-    ``rng[j]`` alone."""
+    ``rng[j]`` alone.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or list of numpy.random.Generator
+        One generator, or a non-empty list of them (one per seed).
+    batch_size : int or tuple of int
+        Sequences per batch, or a shape; each entry >= 1.
+    min_length : int
+        The shortest length, >= 1.
+    max_length : int
+        The longest length, >= ``min_length``.
+    dim : int
+        The token dimension D, >= 2.
+    marker : float, optional
+        The marker kappa, finite and > 0.
+
+    Returns
+    -------
+    RegressionBatch
+        The sequences.
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is not a generator or a list of them, or a size is not an integer.
+    ValueError
+        If a size or ``marker`` is out of range.
+    """
     rngs = _generators(rng)
     shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
     for size in shape:
@@ -116,7 +158,20 @@ def _generators(rng: object) -> list[np.random.Generator]:
 
 
 def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-    """The label ``y = <v*, x_J> = x_J[1]`` of each sequence, shape (..., B)."""
+    """The label ``y = <v*, x_J> = x_J[1]`` of each sequence.
+
+    Parameters
+    ----------
+    tokens : torch.Tensor
+        (..., B, N, D).
+    position : torch.Tensor
+        int64 (..., B), the marked positions (0-based).
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B).
+    """
     return torch.take_along_dim(tokens[..., VALUE_COORDINATE], position.unsqueeze(-1), dim=-1).squeeze(-1)
 
 
@@ -124,7 +179,24 @@ def attention_weights(
     query: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
     """``alpha_i = n^<q, x_i> / sum_j n^<q, x_j>`` over the real tokens (0 on padding), shape (..., B, N):
-    ``query`` (..., D) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension."""
+    ``query`` (..., D) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension.
+
+    Parameters
+    ----------
+    query : torch.Tensor
+        q (..., D), any leading (schedule, seed) dimensions.
+    tokens : torch.Tensor
+        float64 (B, N, D) or with a leading seed dimension, zero on padding.
+    mask : torch.Tensor
+        bool (B, N) (a leading seed dimension as ``tokens``), True on the real tokens (the first ``lengths``).
+    lengths : torch.Tensor
+        float64 (B,), the lengths n >= 1 (a leading seed dimension as ``tokens``).
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B, N).
+    """
     scores = torch.log(lengths).unsqueeze(-1) * seed_einsum("d,bnd->bn", query, tokens, 1)
     if not bool(mask.all()):
         scores = scores.masked_fill(~mask, -torch.inf)
@@ -134,7 +206,22 @@ def attention_weights(
 def predict(
     query: torch.Tensor, readout: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
-    """``f = <v, sum_i alpha_i x_i>`` of each sequence, shape (..., B) (shapes as in :func:`attention_weights`)."""
+    """``f = <v, sum_i alpha_i x_i>`` of each sequence.
+
+    Parameters
+    ----------
+    query : torch.Tensor
+        q (..., D), any leading (schedule, seed) dimensions.
+    readout : torch.Tensor
+        v (..., D), the same leading dimensions.
+    tokens, mask, lengths : torch.Tensor
+        The batch, as in :func:`attention_weights`.
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B).
+    """
     alpha = attention_weights(query, tokens, mask, lengths)
     return (alpha * seed_einsum("d,bnd->bn", readout, tokens, 1)).sum(dim=-1)  # sum_i alpha_i <v, x_i>
 
@@ -143,8 +230,20 @@ class SingleLocationModel(torch.nn.Module):
     """One length-scaled attention layer with a trainable query, then a linear readout, for one model
     (the engine trains many at once through :func:`predict`).
 
-    Parameters (float64, zero at construction): ``query`` (D,), the attention
+    The trained tensors (float64, zero at construction) are ``query`` (D,), the attention
     group, and ``readout`` (D,), the output group.
+
+    Parameters
+    ----------
+    dim : int
+        The token dimension D, >= 2.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` < 2.
+    TypeError
+        If ``dim`` is not an integer.
     """
 
     def __init__(self, dim: int) -> None:
@@ -154,12 +253,52 @@ class SingleLocationModel(torch.nn.Module):
         self.readout = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
 
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """:func:`attention_weights` of this model, shape (B, N)."""
+        """:func:`attention_weights` of this model, shape (B, N).
+
+        Parameters
+        ----------
+        tokens : torch.Tensor
+            float64 (B, N, D).
+        mask : torch.Tensor
+            bool (B, N).
+        lengths : torch.Tensor
+            (B,), the number of True entries of each mask row.
+
+        Returns
+        -------
+        torch.Tensor
+            (B, N).
+
+        Raises
+        ------
+        ValueError
+            If the batch's dtypes or shapes do not fit, or ``lengths`` disagrees with ``mask``.
+        """
         self._check_batch(tokens, mask, lengths)
         return attention_weights(self.query, tokens, mask, lengths)
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """:func:`predict` of this model, shape (B,)."""
+        """:func:`predict` of this model, shape (B,).
+
+        Parameters
+        ----------
+        tokens : torch.Tensor
+            float64 (B, N, D).
+        mask : torch.Tensor
+            bool (B, N).
+        lengths : torch.Tensor
+            (B,), the number of True entries of each mask row.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,).
+
+        Raises
+        ------
+        ValueError
+            If the batch's dtypes or shapes do not fit, or ``lengths`` disagrees with ``mask``.
+        """
         self._check_batch(tokens, mask, lengths)
         return predict(self.query, self.readout, tokens, mask, lengths)
 
@@ -174,7 +313,24 @@ class SingleLocationModel(torch.nn.Module):
 
 @dataclass(frozen=True)
 class RegressionSetting(SequenceSetting):
-    """The data of the task: token dimension ``dim`` D and ``marker`` kappa; the sizes are sequence lengths."""
+    """The data of the task: token dimension ``dim`` D and ``marker`` kappa; the sizes are sequence lengths.
+
+    Attributes
+    ----------
+    train_min, train_max, test_sizes, test_size, test_seed
+        As in :class:`~lagtheory.experiments.sequence_tasks.SequenceSetting` (sequence lengths).
+    dim : int, optional
+        The token dimension D, >= 2.
+    marker : float, optional
+        The marker kappa, finite and > 0.
+    preset_key : float, optional
+        ``kappa t`` of the preset query, finite and > 0.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    """
 
     dim: int = 8
     marker: float = 1.0
@@ -190,7 +346,18 @@ class RegressionSetting(SequenceSetting):
 class RegressionTask(SequenceRegression):
     """Single-location regression as an engine task: parameters ``readout`` v (output group) and
     ``query`` q (attention group); the preset query is ``(preset_key / kappa) k*`` (marked weight
-    p(n, 1; preset_key), which tends to 1 for preset_key > 1)."""
+    p(n, 1; preset_key), which tends to 1 for preset_key > 1).
+
+    Parameters
+    ----------
+    setting : RegressionSetting
+        The data.
+
+    Raises
+    ------
+    TypeError
+        If ``setting`` is not a :class:`RegressionSetting`.
+    """
 
     name = "single-location regression"
 
@@ -219,7 +386,18 @@ class RegressionTask(SequenceRegression):
         return batch.target
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
-        """``query_key`` <q, k*> and ``readout_value`` <v, v*>."""
+        """``query_key`` <q, k*> and ``readout_value`` <v, v*>.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            ``query`` and ``readout`` with leading (schedule, seed) dimensions.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            Each (schedules, seeds).
+        """
         return {
             "query_key": params["query"][..., KEY_COORDINATE],
             "readout_value": params["readout"][..., VALUE_COORDINATE],

@@ -1,5 +1,7 @@
 """Run a study of the empirical chapters on a dask cluster and write its per-seed record.
 
+The command::
+
     python -m lagtheory.experiments.run languages|regression|icl|transformer [--seeds N] [--output PATH]
         [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda] [--tasks NAME ...] [--steps T]
 
@@ -15,9 +17,9 @@ resumes), and refuses a folder written for another design. The record goes to ``
 ``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.run_rows`); on a
 machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
 it with another step budget T: a trial, not the study's design (the record's configurations say
-what ran).
+what ran). The command::
 
-    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation [...]
+    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all [...]
 
 runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory_runs`;
 ``python -m lagtheory.experiments.run confirmatory --help``).
@@ -65,7 +67,23 @@ def parser() -> argparse.ArgumentParser:
 
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the study's units, write the record; return its path (``confirmatory``:
-    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments)."""
+    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments).
+
+    Parameters
+    ----------
+    arguments : list of str, optional
+        The command line without the program's name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    pathlib.Path
+        The record written.
+
+    Raises
+    ------
+    SystemExit
+        If the command line is invalid (argparse's error, naming the option).
+    """
     given = sys.argv[1:] if arguments is None else arguments
     if given[:1] == ["confirmatory"]:
         from .confirmatory_runs import main as confirmatory_main

@@ -31,7 +31,28 @@ from .engine import seed_rng
 @dataclass(frozen=True)
 class SequenceSetting:
     """Training sizes uniform on ``train_min..train_max``; ``test_size`` held-out sequences of each of
-    ``test_sizes``, drawn from ``seed_rng(test_seed, size)``."""
+    ``test_sizes``, drawn from ``seed_rng(test_seed, size)``.
+
+    Attributes
+    ----------
+    train_min : int
+        The smallest training size, >= 1.
+    train_max : int
+        The largest training size, >= ``train_min``.
+    test_sizes : tuple of int
+        Strictly increasing sizes >= 1, the largest above ``train_max``.
+    test_size : int
+        Held-out sequences per test size, >= 1.
+    test_seed : int
+        Seeds the held-out batches, >= 0.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    TypeError
+        If a count is not an integer.
+    """
 
     train_min: int
     train_max: int
@@ -65,6 +86,27 @@ def seed_einsum(equation: str, params: torch.Tensor, data: torch.Tensor, param_d
     data of one more dimension than the equation's (a seed dimension), the
     parameter's last leading dimension is that seed dimension and is contracted
     batch-wise (one small matrix product per seed, not a broadcast copy).
+
+    Parameters
+    ----------
+    equation : str
+        An einsum equation for one model and unbatched data, ``"<param>,<data>-><output>"``.
+    params : torch.Tensor
+        Parameters with leading (schedule, seed) dimensions, then ``param_dims`` dimensions of one model.
+    data : torch.Tensor
+        Data as the equation has them, or with one leading seed dimension more.
+    param_dims : int
+        The number of dimensions of one model's parameter.
+
+    Returns
+    -------
+    torch.Tensor
+        The leading dimensions of ``params``, then the equation's output.
+
+    Raises
+    ------
+    ValueError
+        If the data have a seed dimension that the parameters' last leading dimension does not match.
     """
     inputs, output = equation.split("->")
     param_spec, data_spec = inputs.split(",")
@@ -89,7 +131,17 @@ STREAM_CHUNK = 25
 class SeedStream:
     """The training batches of several seeds, drawn from one generator per seed (``seed_rng(seed, 1)``),
     ``STREAM_CHUNK`` steps at a time, in one vectorised call with a leading seed dimension (a seed's
-    batches do not depend on the other seeds)."""
+    batches do not depend on the other seeds).
+
+    Parameters
+    ----------
+    task : SequenceRegression
+        Gives the sampler and the training range.
+    seeds : sequence of int
+        The seeds.
+    batch_size : int
+        Examples per step and seed.
+    """
 
     def __init__(self, task: SequenceRegression, seeds: Sequence[int], batch_size: int) -> None:
         self.task, self.batch_size = task, batch_size
@@ -98,6 +150,23 @@ class SeedStream:
         self.chunk: Any = None
 
     def batch(self, step: int) -> Any:
+        """The batch of step ``step`` for every seed, with a leading seed dimension.
+
+        Parameters
+        ----------
+        step : int
+            The step; the stream is read in order, 0, 1, 2, ...
+
+        Returns
+        -------
+        object
+            The task's batch.
+
+        Raises
+        ------
+        ValueError
+            If ``step`` is not the next step.
+        """
         if step != self.next_step:
             raise ValueError(f"the stream is read in order: expected step {self.next_step}, got {step}")
         self.next_step += 1
@@ -130,22 +199,90 @@ class SequenceRegression:
         min_size: int,
         max_size: int,
     ) -> Any:
-        """A batch from one generator, or (a list of generators) with a leading seed dimension."""
+        """A batch from one generator, or (a list of generators) with a leading seed dimension.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator or list of numpy.random.Generator
+            One generator, or one per seed.
+        batch_size : int or tuple of int
+            Sequences per batch, or a shape (several steps' batches at once); each >= 1.
+        min_size, max_size : int
+            The sizes are uniform on ``min_size..max_size``.
+
+        Returns
+        -------
+        object
+            The task's batch.
+        """
         raise NotImplementedError
 
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
-        """The predictions of the models ``params`` on ``batch`` (implemented by subclasses)."""
+        """The predictions of the models ``params`` on ``batch`` (implemented by subclasses).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading (schedule, seed) dimensions.
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
+
+        Returns
+        -------
+        torch.Tensor
+            The leading dimensions, then the batch's.
+        """
         raise NotImplementedError
 
     def target(self, batch: Any) -> torch.Tensor:
-        """The regression targets of ``batch`` (implemented by subclasses)."""
+        """The regression targets of ``batch`` (implemented by subclasses).
+
+        Parameters
+        ----------
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
+
+        Returns
+        -------
+        torch.Tensor
+            One target per sequence.
+        """
         raise NotImplementedError
 
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> SeedStream:
+        """The training batches of these seeds (:class:`SeedStream`).
+
+        Parameters
+        ----------
+        seeds : sequence of int
+            The seeds.
+        steps : int
+            The number of steps (the stream draws as many as are read).
+        batch_size : int
+            Sequences per step and seed.
+
+        Returns
+        -------
+        SeedStream
+            The stream.
+        """
         return SeedStream(self, seeds, batch_size)
 
     def losses(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
-        """The mean squared error over the batch of each (schedule, seed)."""
+        """The mean squared error over the batch of each (schedule, seed).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading (schedule, seed) dimensions.
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
+
+        Returns
+        -------
+        torch.Tensor
+            Shape (schedules, seeds).
+        """
         return ((self.predict(params, batch) - self.target(batch)) ** 2).mean(dim=-1)
 
     def test_batches(self) -> list[Any]:
@@ -158,7 +295,18 @@ class SequenceRegression:
     def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
         """``test_errors`` (..., test sizes) the mean squared error on each held-out batch, ``test_loss`` their
         mean over the test sizes above the training range, and ``zero_loss`` the same mean for the prediction
-        0 (the mean square of the targets). Evaluated one row of the leading dimension at a time (memory)."""
+        0 (the mean square of the targets). Evaluated one row of the leading dimension at a time (memory).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The trained parameters, each with leading (schedule, seed) dimensions.
+
+        Returns
+        -------
+        dict of str to ndarray
+            ``test_errors``, ``test_loss`` and ``zero_loss``.
+        """
         leading = next(iter(params.values())).shape[0]
         errors = []
         for row in range(leading):

@@ -39,7 +39,20 @@ from .sequence_tasks import seed_einsum
 def attention_weights(key_query: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``alpha_i = softmax_i(<z_i, K x_q>)`` over the real pairs of each prompt (0 on padding), shape
     (..., B, M): ``key_query`` K (..., D+1, D) with any leading (schedule, seed) dimensions, the batch
-    with or without a seed dimension."""
+    with or without a seed dimension.
+
+    Parameters
+    ----------
+    key_query : torch.Tensor
+        K (..., D+1, D), any leading (schedule, seed) dimensions.
+    batch : PromptBatch
+        The prompts, with or without a seed dimension.
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B, M).
+    """
     keyed = seed_einsum("ad,bd->ba", key_query, batch.query, 2)  # K x_q, (..., B, D+1)
     scores = seed_einsum("bd,bmd->bm", keyed[..., :-1], batch.inputs, 2) + keyed[..., -1:] * batch.labels
     if not bool(batch.mask.all()):
@@ -49,7 +62,22 @@ def attention_weights(key_query: torch.Tensor, batch: PromptBatch) -> torch.Tens
 
 def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``y_hat = sum_i alpha_i <w, z_i>`` of each prompt, shape (..., B) (shapes as in
-    :func:`attention_weights`; ``value`` w (..., D+1))."""
+    :func:`attention_weights`; ``value`` w (..., D+1)).
+
+    Parameters
+    ----------
+    key_query : torch.Tensor
+        K (..., D+1, D), any leading (schedule, seed) dimensions.
+    value : torch.Tensor
+        w (..., D+1), the same leading dimensions.
+    batch : PromptBatch
+        The prompts, with or without a seed dimension.
+
+    Returns
+    -------
+    torch.Tensor
+        (..., B).
+    """
     read = seed_einsum("d,bmd->bm", value[..., :-1], batch.inputs, 1) + value[..., -1:, None] * batch.labels
     return (attention_weights(key_query, batch) * read).sum(dim=-1)
 
@@ -62,14 +90,38 @@ class SoftmaxSelfAttention(PromptAttentionLayer):
 
 @dataclass(frozen=True)
 class SoftmaxICLSetting(ICLSetting):
-    """The data of the task: input dimension ``dim`` D (3 unless said); the sizes are context sizes m."""
+    """The data of the task: input dimension ``dim`` D (3 unless said); the sizes are context sizes m.
+
+    Attributes
+    ----------
+    train_min, train_max, test_sizes, test_size, test_seed
+        As in :class:`~lagtheory.experiments.sequence_tasks.SequenceSetting` (context sizes).
+    dim : int, optional
+        The input dimension D, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    """
 
     dim: int = 3
 
 
 class SoftmaxICLTask(PromptRegressionTask):
     """In-context linear regression read by softmax attention as an engine task; the preset K is
-    (I_D; 0) (module docstring). Its prompts carry no moments (the softmax reads the pairs)."""
+    (I_D; 0) (module docstring). Its prompts carry no moments (the softmax reads the pairs).
+
+    Parameters
+    ----------
+    setting : SoftmaxICLSetting
+        The data.
+
+    Raises
+    ------
+    TypeError
+        If ``setting`` is not a :class:`SoftmaxICLSetting`.
+    """
 
     name = "in-context linear regression, softmax attention"
     prediction = staticmethod(predict)

@@ -56,8 +56,33 @@ def run_cells(
     task: Task | None = None,
     device: str = "cpu",
 ) -> dict[str, tuple[Cell, CellResult]]:
-    """Run cells of one task and optimiser in one batched loop: cell name -> (cell, its result)
-    (``task``: the engine task, if already built; ``device``: where the engine trains)."""
+    """Run cells of one task and optimiser in one batched loop.
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    cells : sequence of Cell
+        A non-empty sequence of cells of one task, optimiser and batch size.
+    seeds : sequence of int
+        Distinct integers >= 0.
+    progress : callable, optional
+        Called with 1 after every step.
+    task : Task, optional
+        The engine task, if already built.
+    device : str, optional
+        Where the engine trains.
+
+    Returns
+    -------
+    dict of str to tuple of (Cell, CellResult)
+        Cell name -> (cell, its result).
+
+    Raises
+    ------
+    ValueError
+        If ``cells`` is empty or mixes tasks, optimisers or batch sizes, or the seeds are invalid.
+    """
     seeds = check_seeds(seeds)
     if not cells or len({(cell.task, cell.optimiser, cell.training.batch_size) for cell in cells}) != 1:
         raise ValueError("cells must be a non-empty list of cells of one task and optimiser")
@@ -80,12 +105,40 @@ Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mappi
 def serially(
     units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
 ) -> dict[str, dict[str, Any]]:
-    """Every unit in this process, one after the other (:func:`lagtheory.experiments.distributed.run_units_serially`)."""
+    """Every unit in this process, one after the other (:func:`lagtheory.experiments.distributed.run_units_serially`).
+
+    Parameters
+    ----------
+    units : mapping of str to object
+        Unit name -> payload.
+    work : callable
+        ``work(payload)``, the unit's result.
+    weights : mapping of str to int
+        Unit name -> its relative cost (not used here).
+    unit : str
+        What the units count, for progress messages (not used here).
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> result.
+    """
     return run_units_serially(units, work)
 
 
 def task_payload(design: TaskDesign) -> dict[str, Any]:
-    """A task design as JSON-ready data (its setting by :func:`lagtheory.experiments.records.config_to_dict`)."""
+    """A task design as JSON-ready data (its setting by :func:`lagtheory.experiments.records.config_to_dict`).
+
+    Parameters
+    ----------
+    design : TaskDesign
+        The task design.
+
+    Returns
+    -------
+    dict
+        ``name``, ``setting``, ``steps``, ``batch_size`` and ``description``.
+    """
     return {
         "name": design.name,
         "setting": config_to_dict(design.setting),
@@ -96,7 +149,20 @@ def task_payload(design: TaskDesign) -> dict[str, Any]:
 
 
 def design_of(the_study: Study, payload: Mapping[str, Any]) -> TaskDesign:
-    """The :class:`~lagtheory.experiments.design.TaskDesign` of :func:`task_payload`'s output."""
+    """The :class:`~lagtheory.experiments.design.TaskDesign` of :func:`task_payload`'s output.
+
+    Parameters
+    ----------
+    the_study : Study
+        The study. Its ``setting_types`` give the setting's type.
+    payload : mapping
+        The output of :func:`task_payload`.
+
+    Returns
+    -------
+    TaskDesign
+        The design.
+    """
     name = payload["name"]
     setting = config_from_dict(the_study.setting_types[name], payload["setting"])
     return TaskDesign(name, setting, payload["steps"], payload["batch_size"], payload["description"])
@@ -104,7 +170,20 @@ def design_of(the_study: Study, payload: Mapping[str, Any]) -> TaskDesign:
 
 def calibration_units(the_study: Study, device: str = "cpu") -> dict[str, dict[str, Any]]:
     """The calibration of every task and optimiser of a calibrated study as units (none otherwise): name
-    ``calibration-<task>-<optimiser>`` -> payload for :func:`run_unit`."""
+    ``calibration-<task>-<optimiser>`` -> payload for :func:`run_unit`.
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    device : str, optional
+        Where the engine trains.
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> payload; empty for a study that is not calibrated.
+    """
     if not the_study.calibrated:
         return {}
     return {
@@ -125,7 +204,30 @@ def cell_units(
 ) -> dict[str, dict[str, Any]]:
     """The cells of every task and optimiser as units, one per batched engine call (all cells of a task and
     optimiser, as the serial run batches them): name ``cells-<task>-<optimiser>`` -> payload for
-    :func:`run_unit`, with the calibrated base rates (``calibrations`` task -> optimiser -> result)."""
+    :func:`run_unit`, with the calibrated base rates.
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    seeds : sequence of int
+        Distinct integers >= 0.
+    calibrations : mapping
+        Task -> optimiser -> :func:`~lagtheory.experiments.calibration.calibrate`'s result (unused
+        for a study that is not calibrated).
+    device : str, optional
+        Where the engine trains.
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> payload.
+
+    Raises
+    ------
+    ValueError
+        If the seeds are invalid.
+    """
     seeds = list(check_seeds(seeds))
     return {
         f"cells-{design.name}-{optimiser}": {
@@ -147,7 +249,23 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
     (:func:`lagtheory.experiments.calibration.calibrate`'s result) or ``cells`` (cell name ->
     :func:`lagtheory.experiments.records.cell_entry`), and ``seconds`` its wall time. The study's ``build``
     and ``cells`` are those of :data:`STUDIES` under the payload's study name; the task design (setting,
-    steps, batch size) is the payload's own."""
+    steps, batch size) is the payload's own.
+
+    Parameters
+    ----------
+    payload : mapping
+        A payload of :func:`calibration_units` or :func:`cell_units`.
+
+    Returns
+    -------
+    dict
+        ``calibration`` or ``cells``, and ``seconds``.
+
+    Raises
+    ------
+    ValueError
+        If the payload's kind is neither ``"calibration"`` nor ``"cells"``, or its study is unknown.
+    """
     start = time.perf_counter()
     the_study = study(payload["study"])
     design = design_of(the_study, payload["task"])
@@ -172,7 +290,26 @@ def run_study(
     The work is done in units (:func:`calibration_units`, then :func:`cell_units` with the chosen base
     rates), each by :func:`run_unit`, through ``execute``: :func:`serially`, or on a dask cluster
     (:mod:`lagtheory.experiments.run`). A unit depends only on its payload, so the record is the same
-    whichever way the units ran (the tests compare, bit for bit). ``device``: where the engine trains."""
+    whichever way the units ran (the tests compare, bit for bit).
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    seeds : sequence of int
+        Distinct integers >= 0.
+    command : str
+        The command that writes the record, stored in it.
+    execute : callable, optional
+        How the units run (:data:`Execute`; default :func:`serially`).
+    device : str, optional
+        Where the engine trains.
+
+    Returns
+    -------
+    dict
+        The study's record.
+    """
     for design in the_study.tasks:  # a design whose cells cannot be built fails before any work
         for optimiser in the_study.optimisers:
             the_study.cells(design, optimiser, defaultdict(lambda: 1.0))
@@ -198,7 +335,29 @@ def rerun(
     the_study: Study, configuration: Mapping[str, Any], schedules: Sequence[str], seeds: Sequence[int]
 ) -> dict[str, NDArray]:
     """Run a stored cell again, alone, for some of its schedules and seeds; its per-seed quantities
-    (:func:`lagtheory.experiments.records.cell_values`)."""
+    (:func:`lagtheory.experiments.records.cell_values`).
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    configuration : mapping
+        The cell's stored configuration (a record's ``cells[name]["configuration"]``).
+    schedules : sequence of str
+        Schedules among the cell's.
+    seeds : sequence of int
+        Distinct integers >= 0.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The per-seed quantities of the runs.
+
+    Raises
+    ------
+    ValueError
+        If a schedule is not among the cell's, or the seeds are invalid.
+    """
     cell = cell_from_configuration(the_study, configuration)
     if any(schedule not in cell.schedules for schedule in schedules):
         raise ValueError(f"schedules must be among the cell's {cell.schedules}, got {schedules!r}")
@@ -225,7 +384,26 @@ def reproduce(
     """Run a seeded sample of a record's stored runs again, alone, and compare them with the record: the
     empirical chapters' reproduction check. The sample is :func:`lagtheory.experiments.records.reproduction_sample`
     (``cells`` cells, two schedules and three seeds of each, drawn with ``seed``); each is re-run by
-    :func:`rerun` and compared by :func:`lagtheory.experiments.records.mismatches` at ``rtol``."""
+    :func:`rerun` and compared by :func:`lagtheory.experiments.records.mismatches` at ``rtol``.
+
+    Parameters
+    ----------
+    the_study : Study
+        The study.
+    record : mapping
+        The study's stored record.
+    seed : int
+        Draws the sample.
+    cells : int, optional
+        The number of cells sampled.
+    rtol : float, optional
+        The relative tolerance of the comparison.
+
+    Returns
+    -------
+    list of Reproduction
+        One per sampled cell.
+    """
     found = []
     for name, schedules, seeds in reproduction_sample(record, seed, cells=cells):
         fresh = rerun(the_study, record["cells"][name]["configuration"], schedules, seeds)
@@ -299,7 +477,22 @@ def transformer_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[st
     """The one cell of a language of the transformer study: every schedule of :data:`TRANSFORMER_SCHEDULES`
     under :data:`~lagtheory.experiments.transformer_runs.TRANSFORMER_TRAINING` (uncalibrated; attention
     initialised random, as this model needs) with the design's step budget T (warm-up T/4) and batch size;
-    ``base_rates`` is not used (the study is not calibrated)."""
+    ``base_rates`` is not used (the study is not calibrated).
+
+    Parameters
+    ----------
+    design : TaskDesign
+        The language's task design.
+    optimiser : str
+        The optimiser.
+    base_rates : mapping of str to float
+        Not used.
+
+    Returns
+    -------
+    list of Cell
+        The one cell.
+    """
     steps = design.steps
     training = dataclasses.replace(
         TRANSFORMER_TRAINING,
@@ -354,7 +547,23 @@ STUDIES: Mapping[str, Study] = {study.name: study for study in (LANGUAGES, REGRE
 
 
 def study(name: str) -> Study:
-    """The study called ``name`` (a key of :data:`STUDIES`)."""
+    """The study called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`STUDIES`.
+
+    Returns
+    -------
+    Study
+        The study.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a study.
+    """
     if name not in STUDIES:
         raise ValueError(f"name must be one of {tuple(STUDIES)}, got {name!r}")
     return STUDIES[name]

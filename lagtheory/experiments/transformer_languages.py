@@ -86,7 +86,20 @@ star-free languages, and the non-star-free control."""
 
 def dfa_labels(dfa: DFA, words: NDArray[np.int64]) -> NDArray[np.int64]:
     """The label (+1 in L(dfa), -1 outside) of each word of one length, ``words`` (rows, n) with
-    symbols 0..k-1 in the order of ``dfa.alphabet``."""
+    symbols 0..k-1 in the order of ``dfa.alphabet``.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language.
+    words : ndarray
+        int64 (rows, n), symbols 0..k-1 in the order of ``dfa.alphabet``.
+
+    Returns
+    -------
+    ndarray
+        int64 (rows,), +1 or -1.
+    """
     delta, start, accepting = transition_table(dfa)
     words = np.asarray(words, dtype=np.int64)
     state = np.full(words.shape[0], start)
@@ -98,7 +111,22 @@ def dfa_labels(dfa: DFA, words: NDArray[np.int64]) -> NDArray[np.int64]:
 def minimal_pairs(dfa: DFA, words: NDArray[np.int64], rng: np.random.Generator) -> tuple[NDArray, NDArray]:
     """For each word (rows, n), one word at Hamming distance 1 with the other label, the changed
     position and letter uniform among every such change. Returns (the words that have one, their
-    partners); rows without a label-flipping change are dropped."""
+    partners); rows without a label-flipping change are dropped.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language.
+    words : ndarray
+        int64 (rows, n), symbols 0..k-1 in the order of ``dfa.alphabet``.
+    rng : numpy.random.Generator
+        Draws the changes.
+
+    Returns
+    -------
+    words, partners : ndarray
+        int64 (kept rows, n).
+    """
     delta, start, accepting = transition_table(dfa)
     words = np.asarray(words, dtype=np.int64)
     rows, n = words.shape
@@ -127,7 +155,27 @@ def minimal_pairs(dfa: DFA, words: NDArray[np.int64], rng: np.random.Generator) 
 
 
 def run_words(alphabet_size: int, length: int) -> NDArray[np.int64]:
-    """The long-run words of the module docstring over the first min(k, 3) letters, shape (rows, length)."""
+    """The long-run words of the module docstring over the first min(k, 3) letters.
+
+    Parameters
+    ----------
+    alphabet_size : int
+        The number k of letters, >= 2.
+    length : int
+        The word length, >= 2.
+
+    Returns
+    -------
+    ndarray
+        int64 (rows, length), distinct words.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    TypeError
+        If an argument is not an integer.
+    """
     check_integer(length, "length", 2)
     letters = range(min(check_integer(alphabet_size, "alphabet_size", 2), 3))
     spots = sorted({0, length // 2, length - 1})
@@ -149,7 +197,29 @@ def run_words(alphabet_size: int, length: int) -> NDArray[np.int64]:
 def hard_words(dfa: DFA, length: int, pairs_per_class: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """The hard test words of one length: ``pairs_per_class`` minimal pairs started from each class
     (fewer where a class has too few words with a label-flipping change among 4 times as many draws)
-    and the long-run words, shape (rows, length)."""
+    and the long-run words, shape (rows, length).
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language.
+    length : int
+        The word length, >= 2.
+    pairs_per_class : int
+        Minimal pairs started from each class, >= 1.
+    rng : numpy.random.Generator
+        Draws the words and the changes.
+
+    Returns
+    -------
+    ndarray
+        int64 (rows, length).
+
+    Raises
+    ------
+    ValueError
+        If ``pairs_per_class`` or ``length`` is out of range.
+    """
     check_integer(pairs_per_class, "pairs_per_class", 1)
     found = []
     for label in (1, -1):

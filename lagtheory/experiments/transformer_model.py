@@ -60,7 +60,36 @@ class TransformerShape:
     width ``width`` d, ``heads`` (1-4, dividing d), ``layers`` (1 or 2), ``mlp_width``, positions
     ``positions`` ("learned" or "sinusoidal") for sequences of up to ``max_positions`` tokens (the
     classification token included), and the groups of the MLP (``mlp_group``) and of the embeddings
-    (``embedding_group``), each "attention" or "output"."""
+    (``embedding_group``), each "attention" or "output".
+
+    Attributes
+    ----------
+    alphabet_size : int
+        The number k of letters, >= 2.
+    width : int, optional
+        The width d, >= 2 (even for sinusoidal positions).
+    heads : int, optional
+        The number of heads, in 1..4, dividing ``width``.
+    layers : int, optional
+        1 or 2.
+    mlp_width : int, optional
+        The MLP's hidden width, >= 1.
+    positions : {"learned", "sinusoidal"}, optional
+        The position encoding.
+    max_positions : int, optional
+        The longest token sequence, >= 2.
+    mlp_group : {"output", "attention"}, optional
+        The group of the MLP.
+    embedding_group : {"attention", "output"}, optional
+        The group of the token and position embeddings.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    TypeError
+        If a count is not an integer.
+    """
 
     alphabet_size: int
     width: int = 16
@@ -94,7 +123,20 @@ class TransformerShape:
 
 def sinusoidal_positions(count: int, width: int) -> torch.Tensor:
     """The fixed encoding of Vaswani et al. (2017): entry (p, 2i) = sin(p / 10000^(2i/d)) and
-    (p, 2i+1) = cos(p / 10000^(2i/d)), shape (count, width), float64."""
+    (p, 2i+1) = cos(p / 10000^(2i/d)), shape (count, width), float64.
+
+    Parameters
+    ----------
+    count : int
+        The number of positions.
+    width : int
+        The width d, even.
+
+    Returns
+    -------
+    torch.Tensor
+        float64 (count, width).
+    """
     position = torch.arange(count, dtype=torch.float64)[:, None]
     frequency = torch.pow(10000.0, -torch.arange(0, width, 2, dtype=torch.float64) / width)
     table = torch.zeros(count, width, dtype=torch.float64)
@@ -115,7 +157,15 @@ def _parameter(*shape: int) -> nn.Parameter:
 
 class SelfAttention(nn.Module):
     """Multi-head softmax self-attention: ``query``, ``key``, ``value`` (d, heads, d/heads) and
-    ``output`` (heads, d/heads, d), each divided by the square root of its fan-in."""
+    ``output`` (heads, d/heads, d), each divided by the square root of its fan-in.
+
+    Parameters
+    ----------
+    width : int
+        The width d.
+    heads : int
+        The number of heads, dividing ``width``.
+    """
 
     def __init__(self, width: int, heads: int) -> None:
         super().__init__()
@@ -126,7 +176,20 @@ class SelfAttention(nn.Module):
         self.output = _parameter(heads, self.head_width, width)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """Map ``x`` (batch, length, d) to (batch, length, d); ``keep`` (batch, length) is True at real tokens."""
+        """Map ``x`` (batch, length, d) to (batch, length, d).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            (batch, length, d).
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
+
+        Returns
+        -------
+        torch.Tensor
+            (batch, length, d).
+        """
         scale = 1 / math.sqrt(x.shape[-1])  # the fan-in of every projection is d; scaling the weights is cheaper
         query = self.query / math.sqrt(self.head_width)  # scores q.k / sqrt(d / heads)
         projections = torch.cat([query, self.key, self.value], dim=-1) * scale
@@ -139,7 +202,15 @@ class SelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """``x -> GELU(x W_in / sqrt(d) + b_in) W_out / sqrt(m) + b_out``."""
+    """``x -> GELU(x W_in / sqrt(d) + b_in) W_out / sqrt(m) + b_out``.
+
+    Parameters
+    ----------
+    width : int
+        The width d.
+    hidden : int
+        The hidden width m.
+    """
 
     def __init__(self, width: int, hidden: int) -> None:
         super().__init__()
@@ -147,13 +218,30 @@ class MLP(nn.Module):
         self.w_out, self.b_out = _parameter(hidden, width), _parameter(width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Map ``x`` (..., d) to (..., d)."""
+        """Map ``x`` (..., d) to (..., d).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            (..., d).
+
+        Returns
+        -------
+        torch.Tensor
+            (..., d).
+        """
         hidden = torch.nn.functional.gelu(x @ (self.w_in / math.sqrt(self.w_in.shape[0])) + self.b_in)
         return hidden @ (self.w_out / math.sqrt(self.w_out.shape[0])) + self.b_out
 
 
 class Block(nn.Module):
-    """One pre-layer-norm block: ``x + attention(LN x)``, then ``+ mlp(LN x)``."""
+    """One pre-layer-norm block: ``x + attention(LN x)``, then ``+ mlp(LN x)``.
+
+    Parameters
+    ----------
+    shape : TransformerShape
+        The architecture.
+    """
 
     def __init__(self, shape: TransformerShape) -> None:
         super().__init__()
@@ -161,7 +249,20 @@ class Block(nn.Module):
         self.mlp = MLP(shape.width, shape.mlp_width)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """Map ``x`` (batch, length, d) to (batch, length, d); ``keep`` (batch, length) is True at real tokens."""
+        """Map ``x`` (batch, length, d) to (batch, length, d).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            (batch, length, d).
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
+
+        Returns
+        -------
+        torch.Tensor
+            (batch, length, d).
+        """
         x = x + self.attention(_layer_norm(x), keep)
         return x + self.mlp(_layer_norm(x))
 
@@ -169,7 +270,18 @@ class Block(nn.Module):
 class SmallTransformer(nn.Module):
     """The classifier of the module docstring. ``forward(tokens, keep)`` takes token ids (batch,
     length) with the classification token at position 0 and padding anywhere ``keep`` is False,
-    and returns the output f of every word, shape (batch,)."""
+    and returns the output f of every word, shape (batch,).
+
+    Parameters
+    ----------
+    shape : TransformerShape
+        The architecture.
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not a :class:`TransformerShape`.
+    """
 
     def __init__(self, shape: TransformerShape) -> None:
         super().__init__()
@@ -186,7 +298,25 @@ class SmallTransformer(nn.Module):
         self.readout_bias = _parameter()
 
     def forward(self, tokens: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """The output f of every word, shape (batch,), for ``tokens`` and ``keep`` (batch, length)."""
+        """The output f of every word.
+
+        Parameters
+        ----------
+        tokens : torch.Tensor
+            int64 (batch, length), the classification token first, at most ``max_positions`` positions.
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
+
+        Returns
+        -------
+        torch.Tensor
+            (batch,).
+
+        Raises
+        ------
+        ValueError
+            If ``tokens`` has more than ``max_positions`` positions.
+        """
         length = tokens.shape[-1]
         if length > self.shape.max_positions:
             raise ValueError(f"tokens must have at most max_positions = {self.shape.max_positions} positions")
@@ -200,7 +330,18 @@ class SmallTransformer(nn.Module):
 
 def parameter_groups(shape: TransformerShape) -> dict[str, tuple[tuple[int, ...], str]]:
     """Parameter name (as in ``SmallTransformer(shape).named_parameters()``) -> (shape, group), in
-    the model's order; the groups as in the module docstring."""
+    the model's order; the groups as in the module docstring.
+
+    Parameters
+    ----------
+    shape : TransformerShape
+        The architecture.
+
+    Returns
+    -------
+    dict of str to tuple
+        Name -> (shape, "attention" or "output").
+    """
     model = SmallTransformer(shape)
     groups = {}
     for name, value in model.named_parameters():
@@ -226,6 +367,22 @@ def batched_outputs(
     ``params`` name -> (rows, seeds, ...); ``tokens`` and ``keep`` (seeds, batch, length), each
     seed's own words, or (batch, length), the same words for every model. One call of
     ``vmap(vmap(functional_call))``: the inner map runs over seeds, the outer over rows.
+
+    Parameters
+    ----------
+    model : SmallTransformer
+        The architecture (its own parameters are not used).
+    params : mapping of str to torch.Tensor
+        Name -> (rows, seeds, ...).
+    tokens : torch.Tensor
+        int64 (seeds, batch, length), each seed's own words, or (batch, length), the same for every model.
+    keep : torch.Tensor
+        bool, the shape of ``tokens``, True at real tokens.
+
+    Returns
+    -------
+    torch.Tensor
+        (rows, seeds, batch).
     """
 
     def one(p: Mapping[str, torch.Tensor], t: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -239,7 +396,20 @@ def batched_outputs(
 def forward_flops(shape: TransformerShape, length: int) -> int:
     """Floating-point operations (2 per multiply-add) of the matrix products of one forward pass
     on one word of ``length`` tokens (the classification token included): embeddings, the
-    elementwise work, softmax and layer norms are not counted."""
+    elementwise work, softmax and layer norms are not counted.
+
+    Parameters
+    ----------
+    shape : TransformerShape
+        The architecture.
+    length : int
+        The number of tokens.
+
+    Returns
+    -------
+    int
+        The operations.
+    """
     d, m, n = shape.width, shape.mlp_width, length
     per_layer = 4 * 2 * n * d * d + 2 * 2 * n * n * d + 2 * 2 * n * d * m
     return shape.layers * per_layer + 2 * d

@@ -44,7 +44,23 @@ PREDICTIONS = Path("book/data/predictor_transformer.json")
 def predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
     """For every validation cell of the transformer (module docstring): the first-step balance, its
     prediction (``balance >= THRESHOLD``: "lag helps") and the baseline's log-odds with the frozen
-    ``coefficients`` (intercept, log10 ratio, log10 readout scale)."""
+    ``coefficients`` (intercept, log10 ratio, log10 readout scale).
+
+    Parameters
+    ----------
+    coefficients : sequence of float
+        The baseline's three frozen coefficients.
+
+    Returns
+    -------
+    list of dict
+        One row per cell (:func:`~lagtheory.experiments.predictor_evaluation.prediction_row`).
+
+    Raises
+    ------
+    ValueError
+        If ``coefficients`` does not hold three values.
+    """
     if len(coefficients) != 3:
         raise ValueError(f"coefficients must be (intercept, ratio, scale), got {len(coefficients)} values")
     rows = []

@@ -48,7 +48,32 @@ class TransformerSetting:
     each class, drawn from ``test_seed``; the test words are evaluated ``eval_chunk`` words at a time
     (memory). The architecture fields (``width`` ... ``embedding_group``) are those of
     :class:`~lagtheory.experiments.transformer_model.TransformerShape`, whose alphabet comes from the
-    language and whose position table covers the longest test word (:meth:`shape`)."""
+    language and whose position table covers the longest test word (:meth:`shape`).
+
+    Attributes
+    ----------
+    max_train_length : int, optional
+        N0, >= 2.
+    test_lengths : tuple of int or None, optional
+        Strictly increasing lengths >= 2, the largest above N0 (None: N0, 4 N0, 16 N0).
+    test_per_class : int, optional
+        Random test words per class, >= 1.
+    pairs_per_class : int, optional
+        Minimal pairs started from each class, >= 1.
+    test_seed : int, optional
+        Seeds the test words, >= 0.
+    eval_chunk : int, optional
+        Words evaluated at a time, >= 1.
+    width, heads, layers, mlp_width, positions, mlp_group, embedding_group : optional
+        As in :class:`~lagtheory.experiments.transformer_model.TransformerShape`.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of range.
+    TypeError
+        If a count is not an integer.
+    """
 
     max_train_length: int = 16
     test_lengths: tuple[int, ...] | None = None
@@ -79,7 +104,18 @@ class TransformerSetting:
 
     def shape(self, alphabet_size: int) -> TransformerShape:
         """The model's architecture for an alphabet of ``alphabet_size`` letters, with a position for
-        every token of the longest test word (and the classification token)."""
+        every token of the longest test word (and the classification token).
+
+        Parameters
+        ----------
+        alphabet_size : int
+            The number of letters, >= 2.
+
+        Returns
+        -------
+        TransformerShape
+            The architecture.
+        """
         return TransformerShape(
             alphabet_size=alphabet_size,
             width=self.width,
@@ -121,20 +157,56 @@ gradient leaves)."""
 class TokenStream:
     """Training batches of several seeds: ``tokens`` (seeds, steps, batch, N0 + 1) with the
     classification token first, ``keep`` (same shape) True at real tokens, ``labels`` (seeds,
-    steps, batch) +-1."""
+    steps, batch) +-1.
+
+    Attributes
+    ----------
+    tokens : torch.Tensor
+        int64 (seeds, steps, batch, N0 + 1).
+    keep : torch.Tensor
+        bool, the same shape.
+    labels : torch.Tensor
+        float64 (seeds, steps, batch), +-1.
+    """
 
     tokens: torch.Tensor
     keep: torch.Tensor
     labels: torch.Tensor
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(tokens, keep, labels) of step ``step``, leading seed dimension."""
+        """(tokens, keep, labels) of step ``step``, leading seed dimension.
+
+        Parameters
+        ----------
+        step : int
+            The step, below the stream's number of steps.
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            (tokens, keep, labels).
+        """
         return self.tokens[:, step], self.keep[:, step], self.labels[:, step]
 
 
 def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int64], alphabet_size: int) -> tuple:
     """Padded words (rows, width) -> (token ids (rows, width + 1) with id ``alphabet_size`` first and
-    0 as padding, keep mask (rows, width + 1)) as torch tensors."""
+    0 as padding, keep mask (rows, width + 1)) as torch tensors.
+
+    Parameters
+    ----------
+    words : ndarray
+        int64 (rows, width), padded words.
+    lengths : ndarray
+        int64 (rows,), their lengths.
+    alphabet_size : int
+        The number k of letters (the classification token's id).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        (tokens, keep).
+    """
     rows, width = words.shape
     keep = np.arange(width + 1)[None, :] <= np.asarray(lengths)[:, None]
     tokens = np.concatenate([np.full((rows, 1), alphabet_size), words], axis=1)
@@ -145,7 +217,22 @@ class TransformerLanguageRuns:
     """The transformer of ``setting.shape`` on the language ``language`` (a name of
     :data:`~lagtheory.experiments.transformer_languages.TRANSFORMER_LANGUAGES`) under ``setting``,
     as an engine task (module docstring). Parameters and groups:
-    :func:`~lagtheory.experiments.transformer_model.parameter_groups`."""
+    :func:`~lagtheory.experiments.transformer_model.parameter_groups`.
+
+    Parameters
+    ----------
+    language : str
+        A name of :data:`~lagtheory.experiments.transformer_languages.TRANSFORMER_LANGUAGES`.
+    setting : TransformerSetting
+        The data, tests and architecture.
+
+    Raises
+    ------
+    ValueError
+        If ``language`` is unknown.
+    TypeError
+        If ``setting`` is not a :class:`TransformerSetting`.
+    """
 
     def __init__(self, language: str, setting: TransformerSetting) -> None:
         if language not in TRANSFORMER_LANGUAGES:
@@ -161,7 +248,13 @@ class TransformerLanguageRuns:
         return parameter_groups(self.shape)
 
     def to(self, device: torch.device) -> None:
-        """Move the model's own tensors (the sinusoidal position table) to ``device`` (the engine's)."""
+        """Move the model's own tensors (the sinusoidal position table) to ``device`` (the engine's).
+
+        Parameters
+        ----------
+        device : torch.device
+            The device.
+        """
         self.model.to(device)
 
     def preset_attention(self) -> Mapping[str, torch.Tensor]:
@@ -169,7 +262,22 @@ class TransformerLanguageRuns:
         raise ValueError(f"the transformer task has no preset attention; use attention_init='random' ({self.name})")
 
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> TokenStream:
-        """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into labelled words (as the language study)."""
+        """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into labelled words (as the language study).
+
+        Parameters
+        ----------
+        seeds : sequence of int
+            The seeds.
+        steps : int
+            The number of steps.
+        batch_size : int
+            Words per step and seed.
+
+        Returns
+        -------
+        TokenStream
+            The batches.
+        """
         n0 = self.setting.max_train_length
         uniforms = np.concatenate([seed_rng(seed, 1).random((steps * batch_size, n0 + 2)) for seed in seeds])
         labels, lengths, words = labelled_words(self.dfa, n0, uniforms)
@@ -182,10 +290,36 @@ class TransformerLanguageRuns:
         )
 
     def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        """The mean logistic loss over the batch of each (row, seed) model.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            Name -> (rows, seeds, ...).
+        batch : tuple of torch.Tensor
+            (tokens, keep, labels) of :meth:`TokenStream.batch`.
+
+        Returns
+        -------
+        torch.Tensor
+            (rows, seeds).
+        """
         tokens, keep, labels = batch
         return logistic_loss(labels * batched_outputs(self.model, params, tokens, keep)).mean(dim=-1)
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        """Nothing beyond the engine's displacements.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            Name -> (rows, seeds, ...); not used.
+
+        Returns
+        -------
+        dict
+            Empty.
+        """
         return {}
 
     def test_words(self) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]]:
@@ -205,7 +339,18 @@ class TransformerLanguageRuns:
 
     def margins(self, params: Mapping[str, torch.Tensor]) -> list[torch.Tensor]:
         """Per test length, the margins y f of every (row, seed) model on every test word, (rows, seeds, words);
-        one row and ``eval_chunk`` words at a time."""
+        one row and ``eval_chunk`` words at a time.
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            Name -> (rows, seeds, ...).
+
+        Returns
+        -------
+        list of torch.Tensor
+            One (rows, seeds, words) per test length.
+        """
         rows = next(iter(params.values())).shape[0]
         chunk = self.setting.eval_chunk
         result = []
@@ -225,7 +370,18 @@ class TransformerLanguageRuns:
         """Per (row, seed): ``accuracy`` and ``hard_accuracy`` (..., test lengths) on the random and the hard
         words, ``recognised_at`` (..., test lengths) every test word of that length right, ``recognised`` at
         every test length above N0, ``test_loss`` the mean logistic loss on the random words above N0 and
-        ``zero_loss`` that of the prediction 0 (log 2)."""
+        ``zero_loss`` that of the prediction 0 (log 2).
+
+        Parameters
+        ----------
+        params : mapping of str to torch.Tensor
+            The trained parameters, name -> (rows, seeds, ...).
+
+        Returns
+        -------
+        dict of str to ndarray
+            The metrics above.
+        """
         finite = torch.stack(
             [torch.isfinite(value.reshape(*value.shape[:2], -1)).all(dim=-1) for value in params.values()]
         ).all(dim=0)

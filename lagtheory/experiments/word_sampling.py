@@ -26,7 +26,27 @@ from lagtheory.dfa import DFA
 
 def transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool_]]:
     """(delta as an int array (states, k), start index, accepting mask), with the symbols numbered in
-    the order of ``dfa.alphabet`` (which must have at least two symbols)."""
+    the order of ``dfa.alphabet`` (which must have at least two symbols).
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language.
+
+    Returns
+    -------
+    delta : ndarray
+        int64 (states, k).
+    start : int
+        The start state's index.
+    accepting : ndarray
+        bool (states,).
+
+    Raises
+    ------
+    ValueError
+        If ``dfa`` is not a DFA with at least 2 symbols.
+    """
     if not isinstance(dfa, DFA) or len(dfa.alphabet) < 2:
         raise ValueError(f"dfa must be a DFA with an alphabet of at least 2 symbols, got {dfa!r}")
     index = {state: i for i, state in enumerate(dfa.states)}
@@ -36,14 +56,52 @@ def transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool_
 
 
 def check_label(label: int) -> int:
-    """A label +1 (in the language) or -1 (outside)."""
+    """A label +1 (in the language) or -1 (outside), checked.
+
+    Parameters
+    ----------
+    label : int
+        The label.
+
+    Returns
+    -------
+    int
+        ``label``.
+
+    Raises
+    ------
+    ValueError
+        If ``label`` is not +1 or -1 (a bool is refused).
+    """
     if isinstance(label, bool) or label not in (1, -1):
         raise ValueError(f"label must be +1 (in the language) or -1 (outside), got {label!r}")
     return int(label)
 
 
 def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
-    """Log N_j(q) for j = 0..length (rows) and every state q (columns); -inf where N_j(q) = 0."""
+    """Log N_j(q) for j = 0..length (rows) and every state q (columns); -inf where N_j(q) = 0.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    length : int
+        The longest completion, >= 0.
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
+
+    Returns
+    -------
+    ndarray
+        float64 (length + 1, states).
+
+    Raises
+    ------
+    ValueError
+        If ``dfa`` has fewer than 2 symbols, ``label`` is not +-1, or a length is out of range.
+    TypeError
+        If a length is not an integer.
+    """
     check_integer(length, "length", 0)
     check_label(label)
     delta, _, accepting = transition_table(dfa)
@@ -56,14 +114,58 @@ def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
 
 
 def class_is_nonempty(dfa: DFA, length: int, label: int) -> bool:
-    """Whether some word of this length has this label (+1 in L(dfa), -1 outside)."""
+    """Whether some word of this length has this label (+1 in L(dfa), -1 outside).
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    length : int
+        The length, >= 1.
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
+
+    Returns
+    -------
+    bool
+        Whether the class is non-empty.
+
+    Raises
+    ------
+    ValueError
+        If ``dfa`` has fewer than 2 symbols, ``label`` is not +-1, or a length is out of range.
+    TypeError
+        If a length is not an integer.
+    """
     check_integer(length, "length", 1)
     _, start, _ = transition_table(dfa)
     return bool(np.isfinite(log_completions(dfa, length, label)[length, start]))
 
 
 def nonempty_lengths(dfa: DFA, max_length: int, label: int) -> NDArray[np.int64]:
-    """The lengths 1..max_length at which the class of ``label`` has a word."""
+    """The lengths 1..max_length at which the class of ``label`` has a word.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    max_length : int
+        The longest length, >= 1.
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
+
+    Returns
+    -------
+    ndarray
+        int64, increasing.
+
+    Raises
+    ------
+    ValueError
+        If ``dfa`` has fewer than 2 symbols, ``label`` is not +-1, or a length is out of range.
+    TypeError
+        If a length is not an integer.
+    """
     check_integer(max_length, "max_length", 1)
     _, start, _ = transition_table(dfa)
     table = log_completions(dfa, max_length, label)
@@ -76,7 +178,30 @@ def sample_words(
     """Word r uniform among the words of length ``lengths[r]`` with label ``labels[r]``, written into
     the first ``lengths[r]`` entries of row r of the result (the rest is 0), shape of ``uniforms``
     (rows, width); symbol i of word r is decided by ``uniforms[r, i]`` (module docstring).
-    ValueError if a class is empty at a requested length."""
+    ValueError if a class is empty at a requested length.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    lengths : ndarray
+        int64 (rows,), each in 1..width.
+    labels : ndarray
+        int64 (rows,), each +1 or -1.
+    uniforms : ndarray
+        float64 (rows, width), uniforms on [0, 1).
+
+    Returns
+    -------
+    ndarray
+        int64 (rows, width).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit, a length or label is out of range, or a class is empty at a
+        requested length.
+    """
     lengths = np.asarray(lengths, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
     uniforms = np.asarray(uniforms, dtype=np.float64)
@@ -120,7 +245,33 @@ def sample_words(
 
 
 def sample_strings(dfa: DFA, length: int, label: int, count: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """``count`` words drawn uniformly from the words of this length with this label, shape (count, length)."""
+    """``count`` words drawn uniformly from the words of this length with this label.
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    length : int
+        The length, >= 1.
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
+    count : int
+        The number of words, >= 1.
+    rng : numpy.random.Generator
+        The source of the uniforms.
+
+    Returns
+    -------
+    ndarray
+        int64 (count, length).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or the class is empty at this length.
+    TypeError
+        If ``length`` or ``count`` is not an integer.
+    """
     check_integer(length, "length", 1)
     check_label(label)
     check_integer(count, "count", 1)
@@ -134,7 +285,27 @@ def labelled_words(dfa: DFA, max_length: int, uniforms: NDArray[np.float64]) -> 
     """The training distribution of the language chapter from a block of uniforms (rows, max_length + 2):
     the label +-1 with probability 1/2 (column 0), the length uniform on the lengths 1..max_length at
     which the label's class is non-empty (column 1), the word uniform in that class (the other columns).
-    Returns (labels, lengths, padded words (rows, max_length))."""
+    Returns (labels, lengths, padded words (rows, max_length)).
+
+    Parameters
+    ----------
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    max_length : int
+        The longest training length, >= 2.
+    uniforms : ndarray
+        float64 (rows, max_length + 2), uniforms on [0, 1).
+
+    Returns
+    -------
+    labels, lengths, words : ndarray
+        int64 (rows,), (rows,) and (rows, max_length).
+
+    Raises
+    ------
+    ValueError
+        If ``max_length`` or the shape of ``uniforms`` is wrong.
+    """
     check_integer(max_length, "max_length", 2)
     uniforms = np.asarray(uniforms, dtype=np.float64)
     if uniforms.ndim != 2 or uniforms.shape[1] != max_length + 2:

@@ -42,7 +42,15 @@ from .word_sampling import transition_table
 @dataclass(frozen=True)
 class SignedLog:
     """Numbers ``sign * exp(log_magnitude)``: ``sign`` in {-1, 0, +1} (float), ``log_magnitude``
-    -inf for 0; ``sign = +1, log_magnitude = +inf`` is +infinity (no word in the class)."""
+    -inf for 0; ``sign = +1, log_magnitude = +inf`` is +infinity (no word in the class).
+
+    Attributes
+    ----------
+    sign : ndarray
+        float64, each -1, 0 or +1.
+    log_magnitude : ndarray
+        float64, the same shape; -inf for 0.
+    """
 
     sign: NDArray[np.float64]
     log_magnitude: NDArray[np.float64]
@@ -147,7 +155,27 @@ def _feature(features: str, alphabet_size: int, previous: int, symbol: int) -> i
 def position_scores(task: LanguageTask, s: ArrayLike | None, models: int) -> NDArray[np.float64]:
     """The learned scores of the first Q = max(P, 1) positions of every model, shape (models, Q):
     0 without positional scores, the marker ``s`` (models,) or a number, or the P learned scores
-    ``s`` (models, P) or (P,)."""
+    ``s`` (models, P) or (P,).
+
+    Parameters
+    ----------
+    task : LanguageTask
+        The language task (its DFA, features and position scores).
+    s : array_like or None
+        The scores; required when the task has the marker or learned positions.
+    models : int
+        The number of models.
+
+    Returns
+    -------
+    ndarray
+        float64 (models, Q).
+
+    Raises
+    ------
+    ValueError
+        If ``s`` is missing where the task needs it, or has the wrong shape.
+    """
     count = task.position_scores
     if count == 0:
         return np.zeros((models, 1))
@@ -182,6 +210,28 @@ def worst_case(
     the DFA with the last symbol (with the DFA alone for token features, whose cost does not
     depend on the previous symbol), from the state the prefix leads to. Words shorter than Q are
     enumerated whole.
+
+    Parameters
+    ----------
+    task : LanguageTask
+        The language task (its DFA, features and position scores).
+    theta, u : array_like
+        (models, d) or (d,), finite.
+    s : array_like or None
+        The position scores (:func:`position_scores`; None or ignored without them), finite.
+    lengths : sequence of int
+        A non-empty sequence of lengths >= 1.
+
+    Returns
+    -------
+    SignedLog
+        Shape (models, lengths, 2).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit the task, a parameter is not finite, or ``lengths`` is empty or holds a
+        length < 1.
     """
     theta = np.atleast_2d(np.asarray(theta, dtype=np.float64))
     u = np.atleast_2d(np.asarray(u, dtype=np.float64))
@@ -294,7 +344,25 @@ def worst_case(
 
 
 def model_parameters(model: ShallowTransformer, task: LanguageTask) -> tuple[NDArray, NDArray, NDArray | None]:
-    """(theta, u, s or None) of a linear-readout model of this task, as numpy arrays."""
+    """(theta, u, s or None) of a linear-readout model of this task, as numpy arrays.
+
+    Parameters
+    ----------
+    model : ShallowTransformer
+        A linear-readout model of this task (as ``task.model()`` builds it).
+    task : LanguageTask
+        The language task (its DFA, features and position scores).
+
+    Returns
+    -------
+    tuple
+        (theta, u, s or None), copies.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is not a linear-readout model of this task.
+    """
     if (
         not isinstance(model, ShallowTransformer)
         or model.readout != "linear"
@@ -307,7 +375,27 @@ def model_parameters(model: ShallowTransformer, task: LanguageTask) -> tuple[NDA
 
 
 def worst_case_scores(model: ShallowTransformer, task: LanguageTask, lengths: Sequence[int]) -> SignedLog:
-    """:func:`worst_case` of one model, shape (lengths, 2)."""
+    """:func:`worst_case` of one model, shape (lengths, 2).
+
+    Parameters
+    ----------
+    model : ShallowTransformer
+        A linear-readout model of this task (as ``task.model()`` builds it).
+    task : LanguageTask
+        The language task (its DFA, features and position scores).
+    lengths : sequence of int
+        A non-empty sequence of lengths >= 1.
+
+    Returns
+    -------
+    SignedLog
+        Shape (lengths, 2).
+
+    Raises
+    ------
+    ValueError
+        As :func:`model_parameters` and :func:`worst_case` raise.
+    """
     result = worst_case(task, *model_parameters(model, task), lengths)
     return SignedLog(result.sign[0], result.log_magnitude[0])
 
@@ -316,7 +404,29 @@ def verified_horizons(
     task: LanguageTask, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
 ) -> NDArray[np.int64]:
     """For each model: the largest n in ``lengths`` (ascending) with every word of every listed
-    length <= n correct; 0 if none. Shape (models,)."""
+    length <= n correct; 0 if none. Shape (models,).
+
+    Parameters
+    ----------
+    task : LanguageTask
+        The language task (its DFA, features and position scores).
+    theta, u : array_like
+        (models, d) or (d,), finite.
+    s : array_like or None
+        The position scores (:func:`position_scores`; None or ignored without them), finite.
+    lengths : sequence of int
+        Strictly increasing lengths >= 1.
+
+    Returns
+    -------
+    ndarray
+        int64 (models,).
+
+    Raises
+    ------
+    ValueError
+        If ``lengths`` is not strictly increasing, or as :func:`worst_case` raises.
+    """
     lengths = [int(n) for n in lengths]
     if lengths != sorted(set(lengths)):
         raise ValueError("lengths must be strictly increasing")
@@ -328,5 +438,25 @@ def verified_horizons(
 
 
 def verified_horizon(model: ShallowTransformer, task: LanguageTask, lengths: Sequence[int]) -> int:
-    """:func:`verified_horizons` of one model."""
+    """:func:`verified_horizons` of one model.
+
+    Parameters
+    ----------
+    model : ShallowTransformer
+        A linear-readout model of this task (as ``task.model()`` builds it).
+    task : LanguageTask
+        The language task (its DFA, features and position scores).
+    lengths : sequence of int
+        Strictly increasing lengths >= 1.
+
+    Returns
+    -------
+    int
+        The horizon.
+
+    Raises
+    ------
+    ValueError
+        As :func:`model_parameters` and :func:`verified_horizons` raise.
+    """
     return int(verified_horizons(task, *model_parameters(model, task), lengths)[0])
