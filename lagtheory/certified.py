@@ -39,7 +39,27 @@ Number = int | float | Fraction | arb
 
 
 def ball(x: Number) -> arb:
-    """``x`` as an exact ball (Fraction p/q as the ball of p/q at ``PREC`` bits)."""
+    """``x`` as a ball: exact for ints and floats, the ball of p/q at ``PREC`` bits for a Fraction p/q.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The number; a float is taken as the exact binary number it is and must be finite; an arb is
+        returned as it is.
+
+    Returns
+    -------
+    arb
+        A ball containing ``x`` (of radius 0 unless ``x`` is a Fraction that is not a dyadic rational
+        or an arb that is not exact).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not an int, float, Fraction or arb (a bool is refused).
+    ValueError
+        If ``x`` is an infinite float or NaN.
+    """
     if isinstance(x, arb):
         return x
     if isinstance(x, Fraction):
@@ -53,18 +73,59 @@ def ball(x: Number) -> arb:
 
 
 def interval(low: arb, high: arb) -> arb:
-    """The smallest ball containing ``[low, high]`` (both balls included)."""
+    """The smallest ball containing ``[low, high]`` (both balls included).
+
+    Parameters
+    ----------
+    low, high : int, float, Fraction or arb
+        The ends, taken by :func:`ball` (either may be the larger; the result contains both balls).
+
+    Returns
+    -------
+    arb
+        A ball containing every point of ``low`` and of ``high`` and all between.
+    """
     return ball(low).union(ball(high))
 
 
 def with_tail(partial: arb, tail_bound: arb) -> arb:
-    """``partial + [0, tail_bound]``: an enclosure of a sum of non-negative terms whose
-    truncated part is at most ``tail_bound``."""
+    """``partial + [0, tail_bound]``, an enclosure of a sum of non-negative terms whose truncated part is at most ``tail_bound``.
+
+    Parameters
+    ----------
+    partial : arb
+        A ball containing the sum of the terms kept.
+    tail_bound : int, float, Fraction or arb
+        A bound (>= 0) on the sum of the terms left out; the upper end of its ball is used.
+
+    Returns
+    -------
+    arb
+        A ball containing ``partial + [0, tail_bound]``.
+    """
     return partial + interval(arb(0), ball(tail_bound).upper())
 
 
 def floor_certified(x: arb, name: str = "x") -> int:
-    """floor(x), proved for the whole ball; ValueError when the ball straddles an integer."""
+    """``floor(x)``, proved for the whole ball.
+
+    Parameters
+    ----------
+    x : arb
+        The ball.
+    name : str, optional
+        What ``x`` is, for the error message ("x" by default).
+
+    Returns
+    -------
+    int
+        The floor of every point of ``x``.
+
+    Raises
+    ------
+    ValueError
+        If the ball straddles an integer (its floor is not decided at ``PREC`` bits).
+    """
     low, high = x.lower().floor(), x.upper().floor()
     if not (low.is_exact() and high.is_exact() and low == high):
         raise ValueError(f"{name} = {x} straddles an integer: its floor is not decided at {PREC} bits")
@@ -72,7 +133,19 @@ def floor_certified(x: arb, name: str = "x") -> int:
 
 
 def width_bound(x: arb) -> float:
-    """The smallest power of ten above the ball's width (2 x radius): a round bound to print."""
+    """The smallest power of ten above the ball's width (2 x radius), a round bound to print.
+
+    Parameters
+    ----------
+    x : arb
+        The ball.
+
+    Returns
+    -------
+    float
+        0.0 for an exact ball; else a power of ten at least the width (which is taken as
+        ``1 + 1e-15`` times its float value, so rounding cannot put the bound below it).
+    """
     width = 2 * float(x.rad().upper().mid()) * (1 + 1e-15)
     if width == 0:
         return 0.0
@@ -80,8 +153,29 @@ def width_bound(x: arb) -> float:
 
 
 def describe(x: arb, digits: int = 8) -> str:
-    """``x`` printed for a stored output: its midpoint with the digits its radius supports (at
-    most ``digits`` <= 8), then ``width < 1e-k`` ("width 0" for an exact ball)."""
+    """``x`` printed for a stored output: its midpoint with the digits its radius supports, then its width.
+
+    The midpoint shows at most ``digits`` significant digits and no more than the width supports
+    (at least one); the width is shown as ``width < 1e-k`` (:func:`width_bound`), or ``width 0`` for
+    an exact ball.
+
+    Parameters
+    ----------
+    x : arb
+        The ball.
+    digits : int, optional
+        The most significant digits shown, in 1..8 (8 by default).
+
+    Returns
+    -------
+    str
+        For example ``0.69314718 (width < 1e-77)`` for log 2.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is not in 1..8.
+    """
     if not 1 <= digits <= 8:
         raise ValueError(f"digits must be in 1..8, got {digits!r}")
     mid = float(x.mid())
@@ -107,12 +201,34 @@ def _precise(function: Callable) -> Callable:
 
 
 def sigmoid(z: arb) -> arb:
-    """sigma(z) = 1 / (1 + e^(-z))."""
+    """The logistic function ``sigma(z) = 1 / (1 + e^(-z))`` in balls.
+
+    Parameters
+    ----------
+    z : int, float, Fraction or arb
+        The argument.
+
+    Returns
+    -------
+    arb
+        A ball containing sigma(z).
+    """
     return 1 / (1 + (-ball(z)).exp())
 
 
 def softplus(z: arb) -> arb:
-    """log(1 + e^z), the loss l(-z) of a margin -z (:prf:ref:`def-data`'s l(z) = log(1 + e^(-z)))."""
+    """``log(1 + e^z)``, the loss ``l(-z)`` of a margin -z (:prf:ref:`def-data`'s ``l(z) = log(1 + e^(-z))``), in balls.
+
+    Parameters
+    ----------
+    z : int, float, Fraction or arb
+        The argument.
+
+    Returns
+    -------
+    arb
+        A ball containing ``log(1 + e^z)``.
+    """
     z = ball(z)
     return z.exp().log1p()
 
@@ -121,24 +237,80 @@ def softplus(z: arb) -> arb:
 
 
 def geometric_pmf(n: int, q: Number) -> arb:
-    """pi(n) = q (1 - q)^(n - 1), :eq:`eq-geometric`."""
+    """The geometric length law ``pi(n) = q (1 - q)^(n - 1)``, :eq:`eq-geometric`, in balls.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 1.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+
+    Returns
+    -------
+    arb
+        A ball containing pi(n).
+    """
     q = ball(q)
     return q * (1 - q) ** (n - 1)
 
 
 def geometric_tail(N: int, q: Number) -> arb:
-    """P(n > N) = (1 - q)^N for geometric lengths (:eq:`eq-tail-bound`)."""
+    """The tail ``P(n > N) = (1 - q)^N`` of geometric lengths (:eq:`eq-tail-bound`), in balls.
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, >= 0.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+
+    Returns
+    -------
+    arb
+        A ball containing ``(1 - q)^N``.
+    """
     return (1 - ball(q)) ** N
 
 
 def power_law_pmf(n: int, s: Number) -> arb:
-    """pi(n) = n^(-s) / zeta(s), :eq:`eq-power-law`."""
+    """The power-law length law ``pi(n) = n^(-s) / zeta(s)``, :eq:`eq-power-law`, in balls.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 1.
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`, > 1.
+
+    Returns
+    -------
+    arb
+        A ball containing pi(n).
+    """
     s = ball(s)
     return arb(n) ** (-s) / s.zeta()
 
 
 def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
-    """sum_{n > N} n^(-s - extra) / zeta(s) = zeta(s + extra, N + 1) / zeta(s) (Hurwitz zeta, exact)."""
+    """``sum_{n > N} n^(-s - extra) / zeta(s) = zeta(s + extra, N + 1) / zeta(s)`` (Hurwitz zeta, no truncation), in balls.
+
+    With ``extra = 0`` this is ``P(n > N)`` for the power-law lengths of :eq:`eq-power-law`.
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, >= 0.
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`, > 1.
+    extra : int, optional
+        Added to the exponent of n in the sum (0 by default); ``s + extra`` > 1.
+
+    Returns
+    -------
+    arb
+        A ball containing the sum.
+    """
     s = ball(s)
     return (s + extra).zeta(arb(N + 1)) / s.zeta()
 
@@ -194,7 +366,20 @@ def power_law_log_tail(N: int, s: Number) -> arb:
 
 
 def odds(n: Number, t: Number) -> arb:
-    """g_t(n) = (n - 1) n^(-t), the odds of a against b on a^(n-1) b (:prf:ref:`thm-threshold`)."""
+    """The odds ``g_t(n) = (n - 1) n^(-t)`` of a against b on ``a^(n-1) b`` (:prf:ref:`thm-threshold`), in balls.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing g_t(n).
+    """
     n = ball(n)
     return (n - 1) * n ** (-ball(t))
 
@@ -226,7 +411,20 @@ def pooled_weight(n: Number, k: int, t: Number) -> arb:
 
 
 def one_b_weight(n: Number, t: Number) -> arb:
-    """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b :eq:`eq-pooled-weight`."""
+    """The pooled weight ``p(n, 1; t) = 1 / (1 + g_t(n))`` on the single b, :eq:`eq-pooled-weight`, in balls.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing p(n, 1; t) (:func:`pooled_weight` with k = 1).
+    """
     return pooled_weight(n, 1, t)
 
 
@@ -257,10 +455,28 @@ def unscaled_weight(n: Number, k: int, t: Number) -> arb:
 
 @_precise
 def worst_one_b_length(t: Number) -> int:
-    """n*, the length where p(n, 1; t) is smallest, for t > 1 (:prf:ref:`thm-three-phase`, phase 3):
-    g_t increases up to t / (t - 1) and decreases after, so n* is the floor or the ceiling of
-    t / (t - 1); the ball comparison of g_t at the two decides which. ValueError when the
-    ball of t is not above 1 or the comparison is not decided (a tie, or too wide a ball)."""
+    """The length n* where ``p(n, 1; t)`` is smallest, for t > 1 (:prf:ref:`thm-three-phase`, phase 3).
+
+    g_t (:func:`odds`) increases up to ``t / (t - 1)`` and decreases after, so n* is the floor or the
+    ceiling of ``t / (t - 1)`` (that number itself when it is an exact integer); the ball comparison of
+    g_t at the two decides which.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a; its whole ball must be > 1.
+
+    Returns
+    -------
+    int
+        n*.
+
+    Raises
+    ------
+    ValueError
+        If t > 1 is not decided for the ball, the floor of ``t / (t - 1)`` is not decided, or the
+        comparison of g_t at the floor and the ceiling is not (a tie, or too wide a ball).
+    """
     t = ball(t)
     if not t > 1:
         raise ValueError(f"t must be > 1 (certified), got {t}")
