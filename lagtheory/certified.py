@@ -691,8 +691,28 @@ def unscaled_horizon(t: Number, u: tuple[Number, Number]) -> int:
 
 @dataclass(frozen=True)
 class HorizonCertificate:
-    """g_t(N) < R <= g_t(N + 1) and the bounds floor(R^(1/(1-t))) <= N < max(2, (2R)^(1/(1-t))),
-    each proved (True) or not (False); the balls are kept to print."""
+    """The checks that N is the horizon of :prf:ref:`thm-threshold` (a), from :func:`horizon_certificate`.
+
+    ``g_t(N) < R <= g_t(N + 1)`` and the theorem's bounds ``floor(R^(1/(1-t))) <= N < max(2, (2R)^(1/(1-t)))``,
+    each proved (True) or not decided (False); the balls are kept to print.
+
+    Attributes
+    ----------
+    below : bool
+        ``g_t(N) < R`` proved for the whole balls (True for N = 0).
+    beyond : bool
+        ``R <= g_t(N + 1)`` proved.
+    lower_power : bool
+        ``floor(R^(1/(1-t))) <= N`` proved (as ``R^(1/(1-t)) < N + 1``).
+    upper_power : bool
+        ``N < max(2, (2R)^(1/(1-t)))`` proved.
+    R : arb
+        ``u_b / (-u_a)``.
+    lower : arb
+        ``R^(1/(1-t))``.
+    upper : arb
+        ``(2R)^(1/(1-t))``.
+    """
 
     below: bool
     beyond: bool
@@ -704,14 +724,37 @@ class HorizonCertificate:
 
     @property
     def holds(self) -> bool:
+        """All four checks proved: N is the horizon and the theorem's bounds hold at this instance."""
         return self.below and self.beyond and self.lower_power and self.upper_power
 
 
 @_precise
 def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonCertificate:
-    """Certify that N is the horizon N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1, u_a < 0 < u_b:
-    a^(n-1) b is right iff g_t(n) < R = u_b / (-u_a), and g_t increases, so N is the horizon iff
-    g_t(N) < R <= g_t(N + 1); and the theorem's bounds on it."""
+    """Certify that N is the horizon N(t, u) of :prf:ref:`thm-threshold` (a), and the theorem's bounds on it.
+
+    For t < 1 and u_a < 0 < u_b, ``a^(n-1) b`` is right iff ``g_t(n) < R = u_b / (-u_a)`` (:func:`odds`),
+    and g_t increases, so N is the horizon iff ``g_t(N) < R <= g_t(N + 1)``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a; its whole ball must be < 1.
+    u_a, u_b : int, float, Fraction or arb
+        The output layer; u_a < 0 and u_b / (-u_a) > 0 must be decided.
+    N : int
+        The claimed horizon, >= 0.
+
+    Returns
+    -------
+    HorizonCertificate
+        Which of the four inequalities are proved (:attr:`HorizonCertificate.holds` when all are),
+        and R and the two powers as balls.
+
+    Raises
+    ------
+    ValueError
+        If t < 1, u_a < 0 or R > 0 is not decided for the balls.
+    """
     t, R = ball(t), ball(u_b) / (-ball(u_a))
     if not (t < 1 and ball(u_a) < 0 and R > 0):
         raise ValueError("horizon_certificate needs t < 1, u_a < 0 < u_b")
@@ -731,9 +774,32 @@ def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonC
 
 @_precise
 def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> int:
-    """N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1, u_a < 0 < u_b: the largest n with g_t(n) < R = u_b / (-u_a)
-    (g_t increases), by bisection on [0, max_length] with every comparison decided over the ball
-    (ValueError if one is not, or if the horizon is beyond max_length)."""
+    """The horizon N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1 and u_a < 0 < u_b, decided in balls.
+
+    N(t, u) is the largest n with ``g_t(n) < R = u_b / (-u_a)`` (g_t of :func:`odds` increases), found
+    by bisection on [1, max_length + 1] with every comparison decided over the balls.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a; its whole ball must be < 1.
+    u_a, u_b : int, float, Fraction or arb
+        The output layer; u_a < 0 and u_b / (-u_a) > 0 must be decided.
+    max_length : int, optional
+        The largest horizon searched for (10**18 by default).
+
+    Returns
+    -------
+    int
+        N(t, u), >= 1.
+
+    Raises
+    ------
+    ValueError
+        If t < 1, u_a < 0 or R > 0 is not decided, if ``g_t(max_length + 1) < R`` is proved (the
+        horizon is beyond ``max_length``), or if a comparison of the bisection is not decided at
+        ``PREC`` bits.
+    """
     t, R = ball(t), ball(u_b) / (-ball(u_a))
     if not (t < 1 and ball(u_a) < 0 and R > 0):
         raise ValueError("horizon needs t < 1, u_a < 0 < u_b")
@@ -754,10 +820,28 @@ def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> in
 
 @_precise
 def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
-    """L(theta, u) of :eq:`eq-population-loss`, balanced classes, one-b positives, geometric
-    lengths: 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n)) with sp(x) = log(1 + e^x),
-    f(n) = u_a + w p(n, 1; t). Tail beyond ``terms``: each sp(-f) <= sp(-min(u_a, u_b)),
-    so it is at most (1 - q)^terms sp(-min(u_a, u_b))."""
+    """The population loss L(theta, u) of :eq:`eq-population-loss` for balanced classes, one-b positives and geometric lengths, in balls.
+
+    ``L = 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n))`` with ``sp(x) = log(1 + e^x)`` (:func:`softplus`),
+    ``f(n) = u_a + w p(n, 1; t)`` and ``w = u_b - u_a``. The tail beyond ``terms``: each
+    ``sp(-f) <= sp(-min(u_a, u_b))``, so it is at most ``(1 - q)^terms sp(-min(u_a, u_b))``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 1..terms summed in balls (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing L(theta, u).
+    """
     u_a, u_b = ball(u[0]), ball(u[1])
     w = u_b - u_a
     total = arb(0)
@@ -770,7 +854,25 @@ def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: 
 
 @_precise
 def threshold_loss_bound(r: Number, q: Number) -> arb:
-    """The bound e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2) on L(0, (-r, r^2)) of :prf:ref:`thm-threshold` (c)."""
+    """The bound ``e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2)`` on ``L(0, (-r, r^2))`` of :prf:ref:`thm-threshold` (c), in balls.
+
+    Parameters
+    ----------
+    r : int, float, Fraction or arb
+        The scale of the output layer (-r, r^2), > 0; the floor of r/2 must be decided.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+
+    Returns
+    -------
+    arb
+        A ball containing the bound.
+
+    Raises
+    ------
+    ValueError
+        If the ball of r/2 straddles an integer (:func:`floor_certified`).
+    """
     r = ball(r)
     return (-r).exp() + (r + arb(2).log()) / 2 * (1 - ball(q)) ** floor_certified(r / 2, "r/2")
 
