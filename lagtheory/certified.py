@@ -882,24 +882,70 @@ def threshold_loss_bound(r: Number, q: Number) -> arb:
 
 @_precise
 def mean_b_fraction_geometric(q: Number) -> arb:
-    """M = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (:eq:`eq-phase1`; the
-    series sum_n q (1 - q)^(n-1) / n in closed form)."""
+    """The mean b-fraction ``m = E_+[k/n] = q log(1/q) / (1 - q)`` for one b and geometric lengths (:eq:`eq-phase1`), in balls.
+
+    The closed form of the series ``sum_n q (1 - q)^(n-1) / n``.
+
+    Parameters
+    ----------
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1).
+
+    Returns
+    -------
+    arb
+        A ball containing m.
+    """
     q = ball(q)
     return q * (1 / q).log() / (1 - q)
 
 
 def phase_one_output(eta1: Number, m: arb) -> tuple[arb, arb]:
-    """(c1, w1) = (-eta1 m / 4, eta1 m / 2), :eq:`eq-phase1` (balanced classes)."""
+    """The output layer after phase 1, ``(c1, w1) = (-eta1 m / 4, eta1 m / 2)``, :eq:`eq-phase1` (balanced classes).
+
+    Parameters
+    ----------
+    eta1 : int, float, Fraction or arb
+        The step size of phase 1, > 0.
+    m : arb
+        The mean b-fraction ``E_+[k/n]`` (:func:`mean_b_fraction_geometric` for one b and geometric lengths).
+
+    Returns
+    -------
+    tuple of (arb, arb)
+        c1 = u_a and w1 = u_b - u_a after phase 1.
+    """
     eta1 = ball(eta1)
     return -eta1 * m / 4, eta1 * m / 2
 
 
 @_precise
 def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 1000) -> arb:
-    """G(u) = E_pi[sigma(-c - w/n) log(n) (n - 1)/n^2] at t = 0, one b, geometric lengths
-    (:eq:`eq-phase2` at u = u^(1); :prf:ref:`thm-one-step` (b) at u = u_0). Tail: sigma <= 1 and
-    log(n)(n-1)/n^2 <= log(n)/n, decreasing for n >= 3, so the terms n > terms >= 2 sum to at
-    most log(terms + 1)/(terms + 1) (1 - q)^terms."""
+    """The attention factor ``G(u) = E_pi[sigma(-c - w/n) log(n) (n - 1)/n^2]`` at t = 0, one b, geometric lengths, in balls.
+
+    G of :eq:`eq-phase2` at u = u^(1), and of :prf:ref:`thm-one-step` (b) at u = u_0. The tail:
+    ``sigma <= 1`` and ``log(n)(n-1)/n^2 <= log(n)/n``, decreasing for n >= 3, so the terms
+    n > terms >= 2 sum to at most ``log(terms + 1)/(terms + 1) (1 - q)^terms``.
+
+    Parameters
+    ----------
+    c, w : int, float, Fraction or arb
+        The output layer as (u_a, u_b - u_a).
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 2..terms summed in balls, >= 2 (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing G(u).
+
+    Raises
+    ------
+    ValueError
+        If ``terms`` < 2.
+    """
     if terms < 2:
         raise ValueError(f"terms must be >= 2, got {terms!r}")
     c, w = ball(c), ball(w)
@@ -912,7 +958,24 @@ def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 100
 
 @dataclass(frozen=True)
 class PhaseTwo:
-    """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`)."""
+    """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`).
+
+    From :func:`phase_two` (two tokens) or :func:`d_token_phase_two` (d tokens,
+    :prf:ref:`prop-d-tokens`, whose forms of c1, w1, t1 and eta2_star it gives).
+
+    Attributes
+    ----------
+    m : arb
+        The mean b-fraction ``E_+[k/n]``.
+    c1, w1 : arb
+        The output layer after phase 1 as (u_a, u_b - u_a).
+    G : arb
+        The attention factor G at (c1, c1 + w1), :eq:`eq-phase2`.
+    t1 : arb
+        The attention difference after phase 2.
+    eta2_star : arb
+        The eta2 that gives t1 = 1 (:eq:`eq-boundary`).
+    """
 
     m: arb
     c1: arb
@@ -924,8 +987,30 @@ class PhaseTwo:
 
 @_precise
 def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
-    """m, u^(1) = (c1, c1 + w1), G(eta1), t1 = eta2 w1 G(eta1) and eta2* = 2 / (eta1 m G(eta1)),
-    for one b and geometric lengths (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`)."""
+    """The constants of phases 1 and 2 of :prf:ref:`thm-three-phase` for one b and geometric lengths, in balls.
+
+    m, ``u^(1) = (c1, c1 + w1)``, G(eta1), ``t1 = eta2 w1 G(eta1)`` and ``eta2* = 2 / (eta1 m G(eta1))``
+    (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`).
+
+    Parameters
+    ----------
+    eta1, eta2 : int, float, Fraction or arb
+        The step sizes of phases 1 and 2, > 0.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1).
+    terms : int, optional
+        The lengths summed in balls for G (:func:`attention_factor_geometric`), >= 2 (1000 by default).
+
+    Returns
+    -------
+    PhaseTwo
+        m, c1, w1, G, t1 and eta2_star as balls.
+
+    Raises
+    ------
+    ValueError
+        If ``terms`` < 2.
+    """
     m = mean_b_fraction_geometric(q)
     c1, w1 = phase_one_output(eta1, m)
     G = attention_factor_geometric(c1, w1, q, terms)
@@ -968,7 +1053,23 @@ def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int 
 
 @dataclass(frozen=True)
 class PhaseThree:
-    """The phase-3 certificate of :prf:ref:`thm-three-phase` :eq:`eq-phase3-steps`."""
+    """The phase-3 certificate of :prf:ref:`thm-three-phase` :eq:`eq-phase3-steps`, from :func:`phase_three_certificate`.
+
+    Attributes
+    ----------
+    n_star : int
+        n*, the length where ``p(n, 1; t1)`` is smallest (:func:`worst_one_b_length`).
+    pi_star : arb
+        ``pi_+(n*)``.
+    eps_star : arb
+        eps*, the loss below which every u recognises the language.
+    R : arb
+        ``log(2 / eps*)``, the scale of ``u* = R (-1, 3)``.
+    distance2 : arb
+        ``|u^(1) - u*|^2``.
+    T_star : int
+        T*: the loss after T phase-3 steps is below eps* for every T >= T*.
+    """
 
     n_star: int
     pi_star: arb
@@ -982,9 +1083,37 @@ class PhaseThree:
 def phase_three_certificate(
     t1: Number, u1: tuple[Number, Number], eta3: Number, pi_plus: Callable[[int], arb], prior: Number = Fraction(1, 2)
 ) -> PhaseThree:
-    """n*, pi_+(n*), eps* = log 2 min(1 - prior, prior pi_+(n*)) (= 1/2 log 2 min(1, pi_+(n*)) for
-    balanced classes), R = log(2 / eps*), ``|u^(1) - R(-1, 3)|^2`` and T* = floor(that / (eta3 eps*)) + 1
-    :eq:`eq-phase3-steps`; T* is an integer only when the floor is decided (else ValueError)."""
+    """The phase-3 certificate of :prf:ref:`thm-three-phase`: n*, eps* and T* of :eq:`eq-phase3-steps`, in balls.
+
+    n*, ``pi_+(n*)``, ``eps* = log 2 min(1 - prior, prior pi_+(n*))`` (``= 1/2 log 2 min(1, pi_+(n*))``
+    for balanced classes), ``R = log(2 / eps*)``, ``|u^(1) - R(-1, 3)|^2`` and
+    ``T* = floor(that / (eta3 eps*)) + 1``.
+
+    Parameters
+    ----------
+    t1 : int, float, Fraction or arb
+        The attention difference after phase 2; its whole ball must be > 1.
+    u1 : tuple
+        The output layer u^(1) = (u_a, u_b) after phase 1.
+    eta3 : int, float, Fraction or arb
+        The step size of phase 3, in (0, 4].
+    pi_plus : callable
+        ``pi_plus(n)`` = ``pi_+(n) = pi(n) kappa(1 | n)``, the mass of the positive ``a^(n-1) b`` among
+        the positives, as a ball.
+    prior : int, float, Fraction or arb, optional
+        rho = P(y = +1), in (0, 1); 1/2 by default.
+
+    Returns
+    -------
+    PhaseThree
+        n*, ``pi_+(n*)``, eps*, R, the squared distance and T*.
+
+    Raises
+    ------
+    ValueError
+        If n* is not decided (:func:`worst_one_b_length`: t1 > 1 not proved, or a tie) or the floor in
+        T* is not decided at ``PREC`` bits.
+    """
     n_star = worst_one_b_length(t1)
     pi_star = pi_plus(n_star)
     prior = ball(prior)
@@ -1001,8 +1130,22 @@ def phase_three_certificate(
 
 @_precise
 def gamma_geometric(q: Number, terms: int = 1000) -> arb:
-    """Gamma = E_pi[log(n) (n - 1)/n^2] (:prf:ref:`thm-one-step` (b)), one b, geometric lengths; tail as in
-    :func:`attention_factor_geometric` (Gamma = 2 G(0))."""
+    """``Gamma = E_pi[log(n) (n - 1)/n^2]`` of :prf:ref:`thm-one-step` (b), one b, geometric lengths, in balls.
+
+    Gamma = 2 G(0) (:func:`attention_factor_geometric`), with the same tail bound.
+
+    Parameters
+    ----------
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 2..terms summed in balls, >= 2 (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing Gamma.
+    """
     total = arb(0)
     for n in range(2, terms + 1):
         total += geometric_pmf(n, q) * arb(n).log() * (n - 1) / arb(n) ** 2
@@ -1011,9 +1154,30 @@ def gamma_geometric(q: Number, terms: int = 1000) -> arb:
 
 @_precise
 def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
-    """Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2] (:prf:ref:`thm-one-step` (c)), for t <= 0: then
-    n^t <= 1 and log(n)/(n - 1) decreases, so the terms n > terms sum to at most
-    1/2 log(terms + 1)/terms (1 - q)^terms."""
+    """``Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2]`` of :prf:ref:`thm-one-step` (c) for t <= 0, geometric lengths, in balls.
+
+    For t <= 0, ``n^t <= 1`` and ``log(n)/(n - 1)`` decreases, so the terms n > terms sum to at most
+    ``1/2 log(terms + 1)/terms (1 - q)^terms``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        The attention difference; its whole ball must be <= 0.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 2..terms summed in balls, >= 2 (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing Lambda(t).
+
+    Raises
+    ------
+    ValueError
+        If t <= 0 is not decided for the ball.
+    """
     t = ball(t)
     if not t <= 0:
         raise ValueError(f"t must be <= 0, got {t}")
@@ -1025,9 +1189,27 @@ def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
 
 @_precise
 def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | None = None) -> tuple[arb | None, arb]:
-    """The two lower bounds of :prf:ref:`thm-one-step` (c) on the steps T before t first exceeds 0:
-    ``(2^|t0| - 1) / (2 log 2 eta W Lambda(0))`` (None when W is None) and
-    ``sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))``."""
+    """The two lower bounds of :prf:ref:`thm-one-step` (c) on the steps T before t first exceeds 0, in balls.
+
+    ``(2^|t0| - 1) / (2 log 2 eta W Lambda(0))`` (when ``|w_s| <= W`` before T) and
+    ``sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))`` (when w_0 = 0).
+
+    Parameters
+    ----------
+    t0 : int, float, Fraction or arb
+        The attention difference at the start, < 0.
+    eta : int, float, Fraction or arb
+        The step size of joint gradient descent, > 0.
+    lambda0 : arb
+        Lambda(0) (:func:`saturation_factor_geometric` at t = 0 for geometric lengths), > 0.
+    W : int, float, Fraction or arb, optional
+        The bound on ``|w_s|``, > 0; None (default) leaves the first bound out.
+
+    Returns
+    -------
+    tuple of (arb or None, arb)
+        The bound with W (None when ``W`` is None) and the bound for w_0 = 0.
+    """
     depth = arb(2) ** abs(ball(t0)) - 1
     eta, log2 = ball(eta), arb(2).log()
     with_w = None if W is None else depth / (2 * log2 * eta * ball(W) * lambda0)
@@ -1036,7 +1218,18 @@ def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | Non
 
 @_precise
 def small_sigma_success(x: Number) -> arb:
-    """1 - Phi(sqrt(2)/x) = erfc(1/x)/2, the small-sigma limit of :prf:ref:`thm-one-step` (b)."""
+    """``1 - Phi(sqrt(2)/x) = erfc(1/x)/2``, the small-sigma limit of the success probability in :prf:ref:`thm-one-step` (b), in balls.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The step size in units of ``1/(sigma Gamma)`` (eta = x / (sigma Gamma)), > 0.
+
+    Returns
+    -------
+    arb
+        A ball containing ``erfc(1/x)/2``.
+    """
     return (1 / ball(x)).erfc() / 2
 
 
