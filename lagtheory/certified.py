@@ -1237,12 +1237,36 @@ def small_sigma_success(x: Number) -> arb:
 
 
 def kappa_uniform(n: int, k: int) -> arb:
-    """kappa(k | n) = 1/n (k uniform on 1..n)."""
+    """The uniform count law ``kappa(k | n) = 1/n`` (k uniform on 1..n), in balls.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 1.
+    k : int
+        The number of b's, in 1..n (the law does not depend on it).
+
+    Returns
+    -------
+    arb
+        A ball containing 1/n.
+    """
     return 1 / arb(n)
 
 
 def kappa_binomial(q: Number) -> Callable[[int, int], arb]:
-    """kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n), Binomial(n, q) given k >= 1."""
+    """The binomial count law ``kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n)``, Binomial(n, q) given k >= 1.
+
+    Parameters
+    ----------
+    q : int, float, Fraction or arb
+        The probability of b at each position, in (0, 1].
+
+    Returns
+    -------
+    callable
+        ``kappa(n, k)``, a ball containing ``kappa(k | n)`` for a length n >= 1 and k in 1..n.
+    """
     q = ball(q)
 
     def kappa(n: int, k: int) -> arb:
@@ -1253,8 +1277,20 @@ def kappa_binomial(q: Number) -> Callable[[int, int], arb]:
 
 @dataclass(frozen=True)
 class SeveralBCertificate:
-    """:eq:`eq-lower-several-b` at one instance: a certified lower bound of L(0, u) (a truncated sum of
-    its non-negative terms) and a certified upper bound of 1/2 log 2 sum_{n > N} pi_+(n)."""
+    """The two sides of :eq:`eq-lower-several-b` at one instance, from :func:`several_b_certificate`.
+
+    A certified lower bound of L(0, u) (a truncated sum of its non-negative terms) and a certified
+    upper bound of ``1/2 log 2 sum_{n > N} pi_+(n)``.
+
+    Attributes
+    ----------
+    horizon : int
+        N, at most the horizon N(0, u).
+    loss_lower : arb
+        An exact ball at or below L(0, u).
+    bound_upper : arb
+        An exact ball at or above ``1/2 log 2 sum_{n > N} pi_+(n)``.
+    """
 
     horizon: int
     loss_lower: arb
@@ -1262,6 +1298,7 @@ class SeveralBCertificate:
 
     @property
     def holds(self) -> bool:
+        """``loss_lower > bound_upper``: :eq:`eq-lower-several-b` is proved (strictly) at this instance."""
         return bool(self.loss_lower > self.bound_upper)
 
 
@@ -1276,13 +1313,38 @@ def several_b_certificate(
     bound_terms: int = 2000,
     one_b: Callable[[int], arb] | None = None,
 ) -> SeveralBCertificate:
-    """Certify L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n) :eq:`eq-lower-several-b` at t = 0
-    (p = k/n). ``u`` may hold balls (a box of output layers): then the lower bound holds on the box
-    (each term sp(-(u_a (1 - k/n) + u_b k/n)) has each argument once, so its ball is the exact range)
-    and ``horizon`` must be at most N(0, u) on the box (the right side decreases in N).
-    ``pmf(n)`` = pi(n); ``kappa(n, k)``; ``one_b(n)`` = pi_+(n), by default pi(n) kappa(1 | n);
-    ``one_b_tail(M)`` >= sum_{n > M} one_b(n). L is bounded below by its negatives and its
-    positives with n <= ``loss_terms``."""
+    """Certify ``L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n)``, :eq:`eq-lower-several-b` at t = 0 (p = k/n).
+
+    ``u`` may hold balls (a box of output layers): then the lower bound holds on the box (each term
+    ``sp(-(u_a (1 - k/n) + u_b k/n))`` has each argument once, so its ball is the exact range) and
+    ``horizon`` must be at most N(0, u) on the box (the right side decreases in N). L is bounded below
+    by its negatives and its positives with n <= ``loss_terms``; the right side is summed over
+    ``horizon < n <= bound_terms`` and its rest bounded by ``one_b_tail(bound_terms)``.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b), numbers or balls.
+    pmf : callable
+        ``pmf(n)`` = pi(n) as a ball.
+    kappa : callable
+        ``kappa(n, k)`` = ``kappa(k | n)`` as a ball (:func:`kappa_uniform`, :func:`kappa_binomial`).
+    one_b_tail : callable
+        ``one_b_tail(M)`` >= ``sum_{n > M} one_b(n)``.
+    horizon : int
+        N, at most N(0, u) (on the whole box when ``u`` holds balls), >= 0.
+    loss_terms : int, optional
+        The lengths of the positives summed for the lower bound of L (300 by default).
+    bound_terms : int, optional
+        The lengths up to which the right side is summed term by term, >= ``horizon`` (2000 by default).
+    one_b : callable or None, optional
+        ``one_b(n)`` = ``pi_+(n)``; None (default) for ``pi(n) kappa(1 | n)``.
+
+    Returns
+    -------
+    SeveralBCertificate
+        The two bounds (:attr:`SeveralBCertificate.holds` when the inequality is proved).
+    """
     if one_b is None:
 
         def one_b(n: int) -> arb:
@@ -1308,14 +1370,40 @@ def several_b_certificate(
 def power_law_tail_terms(
     s: Number, counts: str, t: Number, u: tuple[Number, Number], first: int, last: int
 ) -> list[arb]:
-    """Enclosures of the four expectations over positives of length >= ``first`` that
-    :prf:ref:`thm-tail-expansion` expands (power-law lengths pi(n) = n^(-s)/zeta(s), s > 2, length scaling):
-    E_+[Phi(n, k); n >= first] for Phi = l(f) = log(1 + e^(-f)), sigma(-f)(1 - p), sigma(-f) p and
-    sigma(-f) p (1 - p) log n, with p = k n^t / (k n^t + n - k) and f = u_a + (u_b - u_a) p;
-    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths ``first`` to ``last`` are
-    summed in balls; the rest is added as [0, bound]: with f in [min u, max u], the first three
-    terms are at most l(min u), 1, 1 and the fourth at most log n, and for n > L
-    sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L (log n <= log L + n/L)."""
+    """Enclosures of the four expectations over positives of length >= ``first`` that :prf:ref:`thm-tail-expansion` expands.
+
+    Power-law lengths ``pi(n) = n^(-s)/zeta(s)`` (:eq:`eq-power-law`), s > 2, with length scaling:
+    ``E_+[Phi(n, k); n >= first]`` for ``Phi = l(f) = log(1 + e^(-f))``, ``sigma(-f)(1 - p)``,
+    ``sigma(-f) p`` and ``sigma(-f) p (1 - p) log n``, with ``p = k n^t / (k n^t + n - k)`` and
+    ``f = u_a + (u_b - u_a) p``. The lengths ``first`` to ``last`` are summed in balls; the rest is
+    added as ``[0, bound]``: with f in ``[min u, max u]``, the first three terms are at most
+    ``l(min u)``, 1, 1 and the fourth at most ``log n``, and for n > L
+    ``sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L`` (``log n <= log L + n/L``).
+
+    Parameters
+    ----------
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`; its whole ball must be > 2.
+    counts : {"one-b", "uniform"}
+        The count law: k = 1, or k uniform on 1..n.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+    first, last : int
+        The lengths summed in balls, whole numbers with 2 <= first <= last.
+
+    Returns
+    -------
+    list of arb
+        Balls containing the four expectations (loss, d/du_a, d/du_b and d/dt terms).
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is neither, ``first`` and ``last`` are not whole numbers with
+        2 <= first <= last, or s > 2 is not decided for the ball.
+    """
     if counts not in ("one-b", "uniform"):
         raise ValueError(f"counts must be 'one-b' or 'uniform', got {counts!r}")
     if not (isinstance(first, int) and isinstance(last, int) and 2 <= first <= last):
@@ -1421,7 +1509,18 @@ def strip_terms(z: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
 
 
 def relu(x: arb) -> arb:
-    """``max(x, 0)`` of a ball: a ball containing relu of every point of ``x``."""
+    """``max(x, 0)`` of a ball, a ball containing relu of every point of ``x``.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The argument.
+
+    Returns
+    -------
+    arb
+        A ball containing ``max(y, 0)`` for every y in ``x``.
+    """
     return ball(x).max(arb(0))
 
 
@@ -1582,8 +1681,30 @@ def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 
 
 
 def icl_optimal_step(dim: int, min_context: int, max_context: int) -> Fraction:
-    """eta* = 1 / (1 + (D + 1) E[1/m]) for m uniform on {min_context, ..., max_context}, exactly
-    (the empirical ICL chapter's closed form), as a rational number."""
+    """The optimal step ``eta* = 1 / (1 + (D + 1) E[1/m])`` for m uniform on min_context..max_context, exactly.
+
+    The empirical ICL chapter's closed form, as a rational number: the minimiser of
+    :func:`icl_mean_error` over the training sizes.
+
+    Parameters
+    ----------
+    dim : int
+        D, the input dimension, a whole number >= 1.
+    min_context, max_context : int
+        The smallest and largest context size m of training, whole numbers with
+        1 <= min_context <= max_context.
+
+    Returns
+    -------
+    Fraction
+        eta*.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` or ``min_context`` is not a whole number >= 1, or ``max_context`` is not a whole
+        number >= ``min_context``.
+    """
     if not (isinstance(dim, int) and dim >= 1 and isinstance(min_context, int) and min_context >= 1):
         raise ValueError("dim and min_context must be whole numbers >= 1")
     if not (isinstance(max_context, int) and max_context >= min_context):
@@ -1594,7 +1715,25 @@ def icl_optimal_step(dim: int, min_context: int, max_context: int) -> Fraction:
 
 
 def icl_mean_error(step: Fraction, dim: int, sizes: Iterable[int]) -> Fraction:
-    """The mean over m uniform on ``sizes`` of eta^2 (1 + (D+1)/m) - 2 eta + 1, exactly."""
+    """The mean over m uniform on ``sizes`` of ``eta^2 (1 + (D+1)/m) - 2 eta + 1``, exactly.
+
+    The population mean squared error of the one-step gradient-descent prediction ``eta g^T x_q`` at
+    context size m (the empirical ICL chapter's closed form), averaged over the sizes.
+
+    Parameters
+    ----------
+    step : Fraction
+        eta (an int also works).
+    dim : int
+        D, the input dimension, >= 1.
+    sizes : iterable of int
+        The context sizes m, at least one, each >= 1.
+
+    Returns
+    -------
+    Fraction
+        The mean error.
+    """
     sizes = list(sizes)
     return sum(step**2 * (1 + Fraction(dim + 1, m)) - 2 * step + 1 for m in sizes) / len(sizes)
 
