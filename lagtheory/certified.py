@@ -786,7 +786,7 @@ def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> in
     u_a, u_b : int, float, Fraction or arb
         The output layer; u_a < 0 and u_b / (-u_a) > 0 must be decided.
     max_length : int, optional
-        The largest horizon searched for (10**18 by default).
+        The largest horizon searched for (``10**18`` by default).
 
     Returns
     -------
