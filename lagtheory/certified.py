@@ -1,7 +1,8 @@
 """Certified forms of the book's closed forms: ball arithmetic (python-flint's ``arb``).
 
 Every function here evaluates one closed form of the book in ball arithmetic at
-``PREC`` bits: the result is a ball (midpoint and radius) that provably contains
+``PREC`` bits (``acb``, complex balls, for the strip of :prf:ref:`lem-strip`): the result
+is a ball (midpoint and radius) that provably contains
 the exact value of the formula at the given arguments, with every rounding error
 and every truncated tail of an infinite sum bounded rigorously inside the radius.
 An inequality that holds for the whole ball (``a < b`` between arbs is True only
@@ -1049,6 +1050,98 @@ def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int 
     G = attention_factor_geometric(c1, w1, q, terms)
     factor = arb(d) / (d - 1)
     return PhaseTwo(m, c1, w1, G, ball(eta2) * factor * w1 / 2 * G, 2 / (factor * w1 * G))
+
+
+@dataclass(frozen=True)
+class SampledMoments:
+    """The moments of :prf:ref:`prop-sampled-phases` for one b, geometric lengths, balanced classes.
+
+    Attributes
+    ----------
+    sigma_u : tuple of arb
+        (Sigma_aa, Sigma_ab, Sigma_bb), the covariance over one string of its loss's gradient in u at
+        theta = 0, u = 0.
+    v_t : arb
+        V_t(u), the variance over one string of its loss's derivative in t at theta = 0.
+    J : tuple of arb
+        grad_u of dL/dt at theta = 0 and u.
+    sd_t1 : arb
+        The delta-method standard deviation ``sqrt(4 eta2^2 / B (V_t + eta1^2 J Sigma_u J^T))`` of part (c).
+    """
+
+    sigma_u: tuple[arb, arb, arb]
+    v_t: arb
+    J: tuple[arb, arb]
+    sd_t1: arb
+
+
+@_precise
+def sampled_phase_moments(
+    u: tuple[Number, Number], eta1: Number, eta2: Number, batch: int, q: Number, terms: int = 1000
+) -> SampledMoments:
+    """Sigma_u, V_t(u), J and the delta-method sd of t1 of :prf:ref:`prop-sampled-phases`, in balls.
+
+    At theta = 0 one b gives p = 1/n (:eq:`eq-pooled-weight`); per string (:prf:ref:`lem-gradients`) the
+    gradient in u is (1/2, 0) on a negative at u = 0 and (-(1 - p)/2, -p/2) on a positive, and the
+    derivative in t is 0 on a negative and ``d(n) = -w sigma(-f) log(n) p (1 - p)`` on a positive,
+    f = u_a + w p. J differentiates dL/dt = 1/2 E_pi[d(n)] in u_a and u_b (sigma' = sigma(f) sigma(-f)).
+    Each expectation over lengths sums n <= ``terms`` in balls; its terms are bounded by 1
+    (Sigma_u), ``w^2/e^2`` (d^2, as ``log(n)(n - 1)/n^2 <= 1/e``) and ``(1 + |w|/4)/e`` (J), so the
+    rest is ``(1 - q)^terms`` times those bounds, added as an interval.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b) after phase 1 (the point of V_t and J).
+    eta1, eta2 : int, float, Fraction or arb
+        The step sizes of phases 1 and 2.
+    batch : int
+        The batch size B, a whole number >= 1.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean).
+    terms : int, optional
+        The lengths summed in balls (1000 by default).
+
+    Returns
+    -------
+    SampledMoments
+        The balls.
+    """
+    if not (isinstance(batch, int) and batch >= 1 and isinstance(terms, int) and terms >= 2):
+        raise ValueError(f"batch must be a whole number >= 1 and terms >= 2, got {batch!r}, {terms!r}")
+    u_a, u_b = ball(u[0]), ball(u[1])
+    w = u_b - u_a
+    sums = [arb(0)] * 7  # E[(1-p)], E[p], E[(1-p)^2], E[p(1-p)], E[p^2], E[d], E[d^2]
+    jac = [arb(0)] * 2
+    for n in range(1, terms + 1):
+        p = 1 / arb(n)
+        f = u_a + w * p
+        miss = sigmoid(-f)
+        weight = arb(n).log() * p * (1 - p)
+        d = -w * miss * weight
+        slope = miss * sigmoid(f)
+        parts = (1 - p, p, (1 - p) ** 2, p * (1 - p), p**2, d, d**2)
+        mass = geometric_pmf(n, q)
+        sums = [a + mass * b for a, b in zip(sums, parts, strict=True)]
+        # d/du_a and d/du_b of d(n) = -w sigma(-f) weight, f = u_a (1 - p) + u_b p
+        jac[0] += mass * weight * (miss + w * slope * (1 - p))
+        jac[1] += mass * weight * (-miss + w * slope * p)
+    tail = geometric_tail(terms, q)
+    e = arb(1).exp()
+    bounds = (arb(1),) * 5 + (abs(w) / e, w**2 / e**2)
+    mom = [s + interval(-tail * b, tail * b) for s, b in zip(sums, bounds, strict=True)]
+    jac_bound = tail * (1 + abs(w) / 4) / e
+    J = tuple(j / 2 + interval(-jac_bound, jac_bound) / 2 for j in jac)
+    half = arb(1) / 2
+    # gradient in u per string: negative (1/2, 0), positive (-(1 - p)/2, -p/2); prior 1/2
+    mean_a, mean_b = half * half - half * mom[0] / 2, -half * mom[1] / 2
+    s_aa = half * half**2 + half * mom[2] / 4 - mean_a**2
+    s_ab = half * mom[3] / 4 - mean_a * mean_b
+    s_bb = half * mom[4] / 4 - mean_b**2
+    v_t = half * mom[6] - (half * mom[5]) ** 2
+    quad = J[0] ** 2 * s_aa + 2 * J[0] * J[1] * s_ab + J[1] ** 2 * s_bb
+    sd = (4 * ball(eta2) ** 2 / batch * (v_t + ball(eta1) ** 2 * quad)).sqrt()
+    return SampledMoments((s_aa, s_ab, s_bb), v_t, J, sd)
 
 
 @dataclass(frozen=True)
