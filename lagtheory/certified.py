@@ -725,7 +725,7 @@ class HorizonCertificate:
 
     @property
     def holds(self) -> bool:
-        """All four checks proved: N is the horizon and the theorem's bounds hold at this instance."""
+        """Whether all four checks are proved, that is N is the horizon and the theorem's bounds hold at this instance."""
         return self.below and self.beyond and self.lower_power and self.upper_power
 
 
@@ -1391,7 +1391,7 @@ class SeveralBCertificate:
 
     @property
     def holds(self) -> bool:
-        """``loss_lower > bound_upper``: :eq:`eq-lower-several-b` is proved (strictly) at this instance."""
+        """Whether ``loss_lower > bound_upper`` is proved, and with it :eq:`eq-lower-several-b` (strictly) at this instance."""
         return bool(self.loss_lower > self.bound_upper)
 
 
