@@ -40,7 +40,27 @@ Number = int | float | Fraction | arb
 
 
 def ball(x: Number) -> arb:
-    """``x`` as an exact ball (Fraction p/q as the ball of p/q at ``PREC`` bits)."""
+    """``x`` as a ball: exact for ints and floats, the ball of p/q at ``PREC`` bits for a Fraction p/q.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The number; a float is taken as the exact binary number it is and must be finite; an arb is
+        returned as it is.
+
+    Returns
+    -------
+    arb
+        A ball containing ``x`` (of radius 0 unless ``x`` is a Fraction that is not a dyadic rational
+        or an arb that is not exact).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not an int, float, Fraction or arb (a bool is refused).
+    ValueError
+        If ``x`` is an infinite float or NaN.
+    """
     if isinstance(x, arb):
         return x
     if isinstance(x, Fraction):
@@ -54,18 +74,59 @@ def ball(x: Number) -> arb:
 
 
 def interval(low: arb, high: arb) -> arb:
-    """The smallest ball containing ``[low, high]`` (both balls included)."""
+    """The smallest ball containing ``[low, high]`` (both balls included).
+
+    Parameters
+    ----------
+    low, high : int, float, Fraction or arb
+        The ends, taken by :func:`ball` (either may be the larger; the result contains both balls).
+
+    Returns
+    -------
+    arb
+        A ball containing every point of ``low`` and of ``high`` and all between.
+    """
     return ball(low).union(ball(high))
 
 
 def with_tail(partial: arb, tail_bound: arb) -> arb:
-    """``partial + [0, tail_bound]``: an enclosure of a sum of non-negative terms whose
-    truncated part is at most ``tail_bound``."""
+    """``partial + [0, tail_bound]``, an enclosure of a sum of non-negative terms whose truncated part is at most ``tail_bound``.
+
+    Parameters
+    ----------
+    partial : arb
+        A ball containing the sum of the terms kept.
+    tail_bound : int, float, Fraction or arb
+        A bound (>= 0) on the sum of the terms left out; the upper end of its ball is used.
+
+    Returns
+    -------
+    arb
+        A ball containing ``partial + [0, tail_bound]``.
+    """
     return partial + interval(arb(0), ball(tail_bound).upper())
 
 
 def floor_certified(x: arb, name: str = "x") -> int:
-    """floor(x), proved for the whole ball; ValueError when the ball straddles an integer."""
+    """``floor(x)``, proved for the whole ball.
+
+    Parameters
+    ----------
+    x : arb
+        The ball.
+    name : str, optional
+        What ``x`` is, for the error message ("x" by default).
+
+    Returns
+    -------
+    int
+        The floor of every point of ``x``.
+
+    Raises
+    ------
+    ValueError
+        If the ball straddles an integer (its floor is not decided at ``PREC`` bits).
+    """
     low, high = x.lower().floor(), x.upper().floor()
     if not (low.is_exact() and high.is_exact() and low == high):
         raise ValueError(f"{name} = {x} straddles an integer: its floor is not decided at {PREC} bits")
@@ -73,7 +134,19 @@ def floor_certified(x: arb, name: str = "x") -> int:
 
 
 def width_bound(x: arb) -> float:
-    """The smallest power of ten above the ball's width (2 x radius): a round bound to print."""
+    """The smallest power of ten above the ball's width (2 x radius), a round bound to print.
+
+    Parameters
+    ----------
+    x : arb
+        The ball.
+
+    Returns
+    -------
+    float
+        0.0 for an exact ball; else a power of ten at least the width (which is taken as
+        ``1 + 1e-15`` times its float value, so rounding cannot put the bound below it).
+    """
     width = 2 * float(x.rad().upper().mid()) * (1 + 1e-15)
     if width == 0:
         return 0.0
@@ -81,8 +154,29 @@ def width_bound(x: arb) -> float:
 
 
 def describe(x: arb, digits: int = 8) -> str:
-    """``x`` printed for a stored output: its midpoint with the digits its radius supports (at
-    most ``digits`` <= 8), then ``width < 1e-k`` ("width 0" for an exact ball)."""
+    """``x`` printed for a stored output: its midpoint with the digits its radius supports, then its width.
+
+    The midpoint shows at most ``digits`` significant digits and no more than the width supports
+    (at least one); the width is shown as ``width < 1e-k`` (:func:`width_bound`), or ``width 0`` for
+    an exact ball.
+
+    Parameters
+    ----------
+    x : arb
+        The ball.
+    digits : int, optional
+        The most significant digits shown, in 1..8 (8 by default).
+
+    Returns
+    -------
+    str
+        For example ``0.69314718 (width < 1e-77)`` for log 2.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is not in 1..8.
+    """
     if not 1 <= digits <= 8:
         raise ValueError(f"digits must be in 1..8, got {digits!r}")
     mid = float(x.mid())
@@ -108,12 +202,34 @@ def _precise(function: Callable) -> Callable:
 
 
 def sigmoid(z: arb) -> arb:
-    """sigma(z) = 1 / (1 + e^(-z))."""
+    """The logistic function ``sigma(z) = 1 / (1 + e^(-z))`` in balls.
+
+    Parameters
+    ----------
+    z : int, float, Fraction or arb
+        The argument.
+
+    Returns
+    -------
+    arb
+        A ball containing sigma(z).
+    """
     return 1 / (1 + (-ball(z)).exp())
 
 
 def softplus(z: arb) -> arb:
-    """log(1 + e^z), the loss l(-z) of a margin -z (:prf:ref:`def-data`'s l(z) = log(1 + e^(-z)))."""
+    """``log(1 + e^z)``, the loss ``l(-z)`` of a margin -z (:prf:ref:`def-data`'s ``l(z) = log(1 + e^(-z))``), in balls.
+
+    Parameters
+    ----------
+    z : int, float, Fraction or arb
+        The argument.
+
+    Returns
+    -------
+    arb
+        A ball containing ``log(1 + e^z)``.
+    """
     z = ball(z)
     return z.exp().log1p()
 
@@ -122,24 +238,80 @@ def softplus(z: arb) -> arb:
 
 
 def geometric_pmf(n: int, q: Number) -> arb:
-    """pi(n) = q (1 - q)^(n - 1), :eq:`eq-geometric`."""
+    """The geometric length law ``pi(n) = q (1 - q)^(n - 1)``, :eq:`eq-geometric`, in balls.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 1.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+
+    Returns
+    -------
+    arb
+        A ball containing pi(n).
+    """
     q = ball(q)
     return q * (1 - q) ** (n - 1)
 
 
 def geometric_tail(N: int, q: Number) -> arb:
-    """P(n > N) = (1 - q)^N for geometric lengths (:eq:`eq-tail-bound`)."""
+    """The tail ``P(n > N) = (1 - q)^N`` of geometric lengths (:eq:`eq-tail-bound`), in balls.
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, >= 0.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+
+    Returns
+    -------
+    arb
+        A ball containing ``(1 - q)^N``.
+    """
     return (1 - ball(q)) ** N
 
 
 def power_law_pmf(n: int, s: Number) -> arb:
-    """pi(n) = n^(-s) / zeta(s), :eq:`eq-power-law`."""
+    """The power-law length law ``pi(n) = n^(-s) / zeta(s)``, :eq:`eq-power-law`, in balls.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 1.
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`, > 1.
+
+    Returns
+    -------
+    arb
+        A ball containing pi(n).
+    """
     s = ball(s)
     return arb(n) ** (-s) / s.zeta()
 
 
 def power_law_tail(N: int, s: Number, extra: int = 0) -> arb:
-    """sum_{n > N} n^(-s - extra) / zeta(s) = zeta(s + extra, N + 1) / zeta(s) (Hurwitz zeta, exact)."""
+    """``sum_{n > N} n^(-s - extra) / zeta(s) = zeta(s + extra, N + 1) / zeta(s)`` (Hurwitz zeta, no truncation), in balls.
+
+    With ``extra = 0`` this is ``P(n > N)`` for the power-law lengths of :eq:`eq-power-law`.
+
+    Parameters
+    ----------
+    N : int
+        The truncation length, >= 0.
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`, > 1.
+    extra : int, optional
+        Added to the exponent of n in the sum (0 by default); ``s + extra`` > 1.
+
+    Returns
+    -------
+    arb
+        A ball containing the sum.
+    """
     s = ball(s)
     return (s + extra).zeta(arb(N + 1)) / s.zeta()
 
@@ -195,7 +367,20 @@ def power_law_log_tail(N: int, s: Number) -> arb:
 
 
 def odds(n: Number, t: Number) -> arb:
-    """g_t(n) = (n - 1) n^(-t), the odds of a against b on a^(n-1) b (:prf:ref:`thm-threshold`)."""
+    """The odds ``g_t(n) = (n - 1) n^(-t)`` of a against b on ``a^(n-1) b`` (:prf:ref:`thm-threshold`), in balls.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing g_t(n).
+    """
     n = ball(n)
     return (n - 1) * n ** (-ball(t))
 
@@ -227,7 +412,20 @@ def pooled_weight(n: Number, k: int, t: Number) -> arb:
 
 
 def one_b_weight(n: Number, t: Number) -> arb:
-    """p(n, 1; t) = 1 / (1 + g_t(n)), the pooled weight on the single b :eq:`eq-pooled-weight`."""
+    """The pooled weight ``p(n, 1; t) = 1 / (1 + g_t(n))`` on the single b, :eq:`eq-pooled-weight`, in balls.
+
+    Parameters
+    ----------
+    n : int, float, Fraction or arb
+        The length, >= 1.
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a.
+
+    Returns
+    -------
+    arb
+        A ball containing p(n, 1; t) (:func:`pooled_weight` with k = 1).
+    """
     return pooled_weight(n, 1, t)
 
 
@@ -258,10 +456,28 @@ def unscaled_weight(n: Number, k: int, t: Number) -> arb:
 
 @_precise
 def worst_one_b_length(t: Number) -> int:
-    """n*, the length where p(n, 1; t) is smallest, for t > 1 (:prf:ref:`thm-three-phase`, phase 3):
-    g_t increases up to t / (t - 1) and decreases after, so n* is the floor or the ceiling of
-    t / (t - 1); the ball comparison of g_t at the two decides which. ValueError when the
-    ball of t is not above 1 or the comparison is not decided (a tie, or too wide a ball)."""
+    """The length n* where ``p(n, 1; t)`` is smallest, for t > 1 (:prf:ref:`thm-three-phase`, phase 3).
+
+    g_t (:func:`odds`) increases up to ``t / (t - 1)`` and decreases after, so n* is the floor or the
+    ceiling of ``t / (t - 1)`` (that number itself when it is an exact integer); the ball comparison of
+    g_t at the two decides which.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        The attention difference theta_b - theta_a; its whole ball must be > 1.
+
+    Returns
+    -------
+    int
+        n*.
+
+    Raises
+    ------
+    ValueError
+        If t > 1 is not decided for the ball, the floor of ``t / (t - 1)`` is not decided, or the
+        comparison of g_t at the floor and the ceiling is not (a tie, or too wide a ball).
+    """
     t = ball(t)
     if not t > 1:
         raise ValueError(f"t must be > 1 (certified), got {t}")
@@ -476,8 +692,28 @@ def unscaled_horizon(t: Number, u: tuple[Number, Number]) -> int:
 
 @dataclass(frozen=True)
 class HorizonCertificate:
-    """g_t(N) < R <= g_t(N + 1) and the bounds floor(R^(1/(1-t))) <= N < max(2, (2R)^(1/(1-t))),
-    each proved (True) or not (False); the balls are kept to print."""
+    """The checks that N is the horizon of :prf:ref:`thm-threshold` (a), from :func:`horizon_certificate`.
+
+    ``g_t(N) < R <= g_t(N + 1)`` and the theorem's bounds ``floor(R^(1/(1-t))) <= N < max(2, (2R)^(1/(1-t)))``,
+    each proved (True) or not decided (False); the balls are kept to print.
+
+    Attributes
+    ----------
+    below : bool
+        ``g_t(N) < R`` proved for the whole balls (True for N = 0).
+    beyond : bool
+        ``R <= g_t(N + 1)`` proved.
+    lower_power : bool
+        ``floor(R^(1/(1-t))) <= N`` proved (as ``R^(1/(1-t)) < N + 1``).
+    upper_power : bool
+        ``N < max(2, (2R)^(1/(1-t)))`` proved.
+    R : arb
+        ``u_b / (-u_a)``.
+    lower : arb
+        ``R^(1/(1-t))``.
+    upper : arb
+        ``(2R)^(1/(1-t))``.
+    """
 
     below: bool
     beyond: bool
@@ -489,14 +725,37 @@ class HorizonCertificate:
 
     @property
     def holds(self) -> bool:
+        """Whether all four checks are proved, that is N is the horizon and the theorem's bounds hold at this instance."""
         return self.below and self.beyond and self.lower_power and self.upper_power
 
 
 @_precise
 def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonCertificate:
-    """Certify that N is the horizon N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1, u_a < 0 < u_b:
-    a^(n-1) b is right iff g_t(n) < R = u_b / (-u_a), and g_t increases, so N is the horizon iff
-    g_t(N) < R <= g_t(N + 1); and the theorem's bounds on it."""
+    """Certify that N is the horizon N(t, u) of :prf:ref:`thm-threshold` (a), and the theorem's bounds on it.
+
+    For t < 1 and u_a < 0 < u_b, ``a^(n-1) b`` is right iff ``g_t(n) < R = u_b / (-u_a)`` (:func:`odds`),
+    and g_t increases, so N is the horizon iff ``g_t(N) < R <= g_t(N + 1)``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a; its whole ball must be < 1.
+    u_a, u_b : int, float, Fraction or arb
+        The output layer; u_a < 0 and u_b / (-u_a) > 0 must be decided.
+    N : int
+        The claimed horizon, >= 0.
+
+    Returns
+    -------
+    HorizonCertificate
+        Which of the four inequalities are proved (:attr:`HorizonCertificate.holds` when all are),
+        and R and the two powers as balls.
+
+    Raises
+    ------
+    ValueError
+        If t < 1, u_a < 0 or R > 0 is not decided for the balls.
+    """
     t, R = ball(t), ball(u_b) / (-ball(u_a))
     if not (t < 1 and ball(u_a) < 0 and R > 0):
         raise ValueError("horizon_certificate needs t < 1, u_a < 0 < u_b")
@@ -516,9 +775,32 @@ def horizon_certificate(t: Number, u_a: Number, u_b: Number, N: int) -> HorizonC
 
 @_precise
 def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> int:
-    """N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1, u_a < 0 < u_b: the largest n with g_t(n) < R = u_b / (-u_a)
-    (g_t increases), by bisection on [0, max_length] with every comparison decided over the ball
-    (ValueError if one is not, or if the horizon is beyond max_length)."""
+    """The horizon N(t, u) of :prf:ref:`thm-threshold` (a) for t < 1 and u_a < 0 < u_b, decided in balls.
+
+    N(t, u) is the largest n with ``g_t(n) < R = u_b / (-u_a)`` (g_t of :func:`odds` increases), found
+    by bisection on [1, max_length + 1] with every comparison decided over the balls.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a; its whole ball must be < 1.
+    u_a, u_b : int, float, Fraction or arb
+        The output layer; u_a < 0 and u_b / (-u_a) > 0 must be decided.
+    max_length : int, optional
+        The largest horizon searched for (``10**18`` by default).
+
+    Returns
+    -------
+    int
+        N(t, u), >= 1.
+
+    Raises
+    ------
+    ValueError
+        If t < 1, u_a < 0 or R > 0 is not decided, if ``g_t(max_length + 1) < R`` is proved (the
+        horizon is beyond ``max_length``), or if a comparison of the bisection is not decided at
+        ``PREC`` bits.
+    """
     t, R = ball(t), ball(u_b) / (-ball(u_a))
     if not (t < 1 and ball(u_a) < 0 and R > 0):
         raise ValueError("horizon needs t < 1, u_a < 0 < u_b")
@@ -539,10 +821,28 @@ def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> in
 
 @_precise
 def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
-    """L(theta, u) of :eq:`eq-population-loss`, balanced classes, one-b positives, geometric
-    lengths: 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n)) with sp(x) = log(1 + e^x),
-    f(n) = u_a + w p(n, 1; t). Tail beyond ``terms``: each sp(-f) <= sp(-min(u_a, u_b)),
-    so it is at most (1 - q)^terms sp(-min(u_a, u_b))."""
+    """The population loss L(theta, u) of :eq:`eq-population-loss` for balanced classes, one-b positives and geometric lengths, in balls.
+
+    ``L = 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n))`` with ``sp(x) = log(1 + e^x)`` (:func:`softplus`),
+    ``f(n) = u_a + w p(n, 1; t)`` and ``w = u_b - u_a``. The tail beyond ``terms``: each
+    ``sp(-f) <= sp(-min(u_a, u_b))``, so it is at most ``(1 - q)^terms sp(-min(u_a, u_b))``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 1..terms summed in balls (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing L(theta, u).
+    """
     u_a, u_b = ball(u[0]), ball(u[1])
     w = u_b - u_a
     total = arb(0)
@@ -555,7 +855,25 @@ def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: 
 
 @_precise
 def threshold_loss_bound(r: Number, q: Number) -> arb:
-    """The bound e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2) on L(0, (-r, r^2)) of :prf:ref:`thm-threshold` (c)."""
+    """The bound ``e^(-r) + (r + log 2)/2 (1 - q)^floor(r/2)`` on ``L(0, (-r, r^2))`` of :prf:ref:`thm-threshold` (c), in balls.
+
+    Parameters
+    ----------
+    r : int, float, Fraction or arb
+        The scale of the output layer (-r, r^2), > 0; the floor of r/2 must be decided.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+
+    Returns
+    -------
+    arb
+        A ball containing the bound.
+
+    Raises
+    ------
+    ValueError
+        If the ball of r/2 straddles an integer (:func:`floor_certified`).
+    """
     r = ball(r)
     return (-r).exp() + (r + arb(2).log()) / 2 * (1 - ball(q)) ** floor_certified(r / 2, "r/2")
 
@@ -565,24 +883,70 @@ def threshold_loss_bound(r: Number, q: Number) -> arb:
 
 @_precise
 def mean_b_fraction_geometric(q: Number) -> arb:
-    """M = E_+[k/n] = q log(1/q) / (1 - q) for one b and geometric lengths (:eq:`eq-phase1`; the
-    series sum_n q (1 - q)^(n-1) / n in closed form)."""
+    """The mean b-fraction ``m = E_+[k/n] = q log(1/q) / (1 - q)`` for one b and geometric lengths (:eq:`eq-phase1`), in balls.
+
+    The closed form of the series ``sum_n q (1 - q)^(n-1) / n``.
+
+    Parameters
+    ----------
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1).
+
+    Returns
+    -------
+    arb
+        A ball containing m.
+    """
     q = ball(q)
     return q * (1 / q).log() / (1 - q)
 
 
 def phase_one_output(eta1: Number, m: arb) -> tuple[arb, arb]:
-    """(c1, w1) = (-eta1 m / 4, eta1 m / 2), :eq:`eq-phase1` (balanced classes)."""
+    """The output layer after phase 1, ``(c1, w1) = (-eta1 m / 4, eta1 m / 2)``, :eq:`eq-phase1` (balanced classes).
+
+    Parameters
+    ----------
+    eta1 : int, float, Fraction or arb
+        The step size of phase 1, > 0.
+    m : arb
+        The mean b-fraction ``E_+[k/n]`` (:func:`mean_b_fraction_geometric` for one b and geometric lengths).
+
+    Returns
+    -------
+    tuple of (arb, arb)
+        c1 = u_a and w1 = u_b - u_a after phase 1.
+    """
     eta1 = ball(eta1)
     return -eta1 * m / 4, eta1 * m / 2
 
 
 @_precise
 def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 1000) -> arb:
-    """G(u) = E_pi[sigma(-c - w/n) log(n) (n - 1)/n^2] at t = 0, one b, geometric lengths
-    (:eq:`eq-phase2` at u = u^(1); :prf:ref:`thm-one-step` (b) at u = u_0). Tail: sigma <= 1 and
-    log(n)(n-1)/n^2 <= log(n)/n, decreasing for n >= 3, so the terms n > terms >= 2 sum to at
-    most log(terms + 1)/(terms + 1) (1 - q)^terms."""
+    """The attention factor ``G(u) = E_pi[sigma(-c - w/n) log(n) (n - 1)/n^2]`` at t = 0, one b, geometric lengths, in balls.
+
+    G of :eq:`eq-phase2` at u = u^(1), and of :prf:ref:`thm-one-step` (b) at u = u_0. The tail:
+    ``sigma <= 1`` and ``log(n)(n-1)/n^2 <= log(n)/n``, decreasing for n >= 3, so the terms
+    n > terms >= 2 sum to at most ``log(terms + 1)/(terms + 1) (1 - q)^terms``.
+
+    Parameters
+    ----------
+    c, w : int, float, Fraction or arb
+        The output layer as (u_a, u_b - u_a).
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 2..terms summed in balls, >= 2 (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing G(u).
+
+    Raises
+    ------
+    ValueError
+        If ``terms`` < 2.
+    """
     if terms < 2:
         raise ValueError(f"terms must be >= 2, got {terms!r}")
     c, w = ball(c), ball(w)
@@ -595,7 +959,24 @@ def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 100
 
 @dataclass(frozen=True)
 class PhaseTwo:
-    """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`)."""
+    """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`).
+
+    From :func:`phase_two` (two tokens) or :func:`d_token_phase_two` (d tokens,
+    :prf:ref:`prop-d-tokens`, whose forms of c1, w1, t1 and eta2_star it gives).
+
+    Attributes
+    ----------
+    m : arb
+        The mean b-fraction ``E_+[k/n]``.
+    c1, w1 : arb
+        The output layer after phase 1 as (u_a, u_b - u_a).
+    G : arb
+        The attention factor G at (c1, c1 + w1), :eq:`eq-phase2`.
+    t1 : arb
+        The attention difference after phase 2.
+    eta2_star : arb
+        The eta2 that gives t1 = 1 (:eq:`eq-boundary`).
+    """
 
     m: arb
     c1: arb
@@ -607,8 +988,30 @@ class PhaseTwo:
 
 @_precise
 def phase_two(eta1: Number, eta2: Number, q: Number, terms: int = 1000) -> PhaseTwo:
-    """m, u^(1) = (c1, c1 + w1), G(eta1), t1 = eta2 w1 G(eta1) and eta2* = 2 / (eta1 m G(eta1)),
-    for one b and geometric lengths (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`)."""
+    """The constants of phases 1 and 2 of :prf:ref:`thm-three-phase` for one b and geometric lengths, in balls.
+
+    m, ``u^(1) = (c1, c1 + w1)``, G(eta1), ``t1 = eta2 w1 G(eta1)`` and ``eta2* = 2 / (eta1 m G(eta1))``
+    (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`).
+
+    Parameters
+    ----------
+    eta1, eta2 : int, float, Fraction or arb
+        The step sizes of phases 1 and 2, > 0.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1).
+    terms : int, optional
+        The lengths summed in balls for G (:func:`attention_factor_geometric`), >= 2 (1000 by default).
+
+    Returns
+    -------
+    PhaseTwo
+        m, c1, w1, G, t1 and eta2_star as balls.
+
+    Raises
+    ------
+    ValueError
+        If ``terms`` < 2.
+    """
     m = mean_b_fraction_geometric(q)
     c1, w1 = phase_one_output(eta1, m)
     G = attention_factor_geometric(c1, w1, q, terms)
@@ -743,7 +1146,23 @@ def sampled_phase_moments(
 
 @dataclass(frozen=True)
 class PhaseThree:
-    """The phase-3 certificate of :prf:ref:`thm-three-phase` :eq:`eq-phase3-steps`."""
+    """The phase-3 certificate of :prf:ref:`thm-three-phase` :eq:`eq-phase3-steps`, from :func:`phase_three_certificate`.
+
+    Attributes
+    ----------
+    n_star : int
+        n*, the length where ``p(n, 1; t1)`` is smallest (:func:`worst_one_b_length`).
+    pi_star : arb
+        ``pi_+(n*)``.
+    eps_star : arb
+        eps*, the loss below which every u recognises the language.
+    R : arb
+        ``log(2 / eps*)``, the scale of ``u* = R (-1, 3)``.
+    distance2 : arb
+        ``|u^(1) - u*|^2``.
+    T_star : int
+        T*: the loss after T phase-3 steps is below eps* for every T >= T*.
+    """
 
     n_star: int
     pi_star: arb
@@ -757,9 +1176,37 @@ class PhaseThree:
 def phase_three_certificate(
     t1: Number, u1: tuple[Number, Number], eta3: Number, pi_plus: Callable[[int], arb], prior: Number = Fraction(1, 2)
 ) -> PhaseThree:
-    """n*, pi_+(n*), eps* = log 2 min(1 - prior, prior pi_+(n*)) (= 1/2 log 2 min(1, pi_+(n*)) for
-    balanced classes), R = log(2 / eps*), ``|u^(1) - R(-1, 3)|^2`` and T* = floor(that / (eta3 eps*)) + 1
-    :eq:`eq-phase3-steps`; T* is an integer only when the floor is decided (else ValueError)."""
+    """The phase-3 certificate of :prf:ref:`thm-three-phase`: n*, eps* and T* of :eq:`eq-phase3-steps`, in balls.
+
+    n*, ``pi_+(n*)``, ``eps* = log 2 min(1 - prior, prior pi_+(n*))`` (``= 1/2 log 2 min(1, pi_+(n*))``
+    for balanced classes), ``R = log(2 / eps*)``, ``|u^(1) - R(-1, 3)|^2`` and
+    ``T* = floor(that / (eta3 eps*)) + 1``.
+
+    Parameters
+    ----------
+    t1 : int, float, Fraction or arb
+        The attention difference after phase 2; its whole ball must be > 1.
+    u1 : tuple
+        The output layer u^(1) = (u_a, u_b) after phase 1.
+    eta3 : int, float, Fraction or arb
+        The step size of phase 3, in (0, 4].
+    pi_plus : callable
+        ``pi_plus(n)`` = ``pi_+(n) = pi(n) kappa(1 | n)``, the mass of the positive ``a^(n-1) b`` among
+        the positives, as a ball.
+    prior : int, float, Fraction or arb, optional
+        rho = P(y = +1), in (0, 1); 1/2 by default.
+
+    Returns
+    -------
+    PhaseThree
+        n*, ``pi_+(n*)``, eps*, R, the squared distance and T*.
+
+    Raises
+    ------
+    ValueError
+        If n* is not decided (:func:`worst_one_b_length`: t1 > 1 not proved, or a tie) or the floor in
+        T* is not decided at ``PREC`` bits.
+    """
     n_star = worst_one_b_length(t1)
     pi_star = pi_plus(n_star)
     prior = ball(prior)
@@ -776,8 +1223,22 @@ def phase_three_certificate(
 
 @_precise
 def gamma_geometric(q: Number, terms: int = 1000) -> arb:
-    """Gamma = E_pi[log(n) (n - 1)/n^2] (:prf:ref:`thm-one-step` (b)), one b, geometric lengths; tail as in
-    :func:`attention_factor_geometric` (Gamma = 2 G(0))."""
+    """``Gamma = E_pi[log(n) (n - 1)/n^2]`` of :prf:ref:`thm-one-step` (b), one b, geometric lengths, in balls.
+
+    Gamma = 2 G(0) (:func:`attention_factor_geometric`), with the same tail bound.
+
+    Parameters
+    ----------
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 2..terms summed in balls, >= 2 (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing Gamma.
+    """
     total = arb(0)
     for n in range(2, terms + 1):
         total += geometric_pmf(n, q) * arb(n).log() * (n - 1) / arb(n) ** 2
@@ -786,9 +1247,30 @@ def gamma_geometric(q: Number, terms: int = 1000) -> arb:
 
 @_precise
 def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
-    """Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2] (:prf:ref:`thm-one-step` (c)), for t <= 0: then
-    n^t <= 1 and log(n)/(n - 1) decreases, so the terms n > terms sum to at most
-    1/2 log(terms + 1)/terms (1 - q)^terms."""
+    """``Lambda(t) = 1/2 E_pi[log(n) n^t / (n - 1); n >= 2]`` of :prf:ref:`thm-one-step` (c) for t <= 0, geometric lengths, in balls.
+
+    For t <= 0, ``n^t <= 1`` and ``log(n)/(n - 1)`` decreases, so the terms n > terms sum to at most
+    ``1/2 log(terms + 1)/terms (1 - q)^terms``.
+
+    Parameters
+    ----------
+    t : int, float, Fraction or arb
+        The attention difference; its whole ball must be <= 0.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int, optional
+        The lengths 2..terms summed in balls, >= 2 (1000 by default).
+
+    Returns
+    -------
+    arb
+        A ball containing Lambda(t).
+
+    Raises
+    ------
+    ValueError
+        If t <= 0 is not decided for the ball.
+    """
     t = ball(t)
     if not t <= 0:
         raise ValueError(f"t must be <= 0, got {t}")
@@ -800,9 +1282,27 @@ def saturation_factor_geometric(t: Number, q: Number, terms: int = 1000) -> arb:
 
 @_precise
 def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | None = None) -> tuple[arb | None, arb]:
-    """The two lower bounds of :prf:ref:`thm-one-step` (c) on the steps T before t first exceeds 0:
-    ``(2^|t0| - 1) / (2 log 2 eta W Lambda(0))`` (None when W is None) and
-    ``sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))``."""
+    """The two lower bounds of :prf:ref:`thm-one-step` (c) on the steps T before t first exceeds 0, in balls.
+
+    ``(2^|t0| - 1) / (2 log 2 eta W Lambda(0))`` (when ``|w_s| <= W`` before T) and
+    ``sqrt((2^|t0| - 1) / (log 2 eta^2 Lambda(0)))`` (when w_0 = 0).
+
+    Parameters
+    ----------
+    t0 : int, float, Fraction or arb
+        The attention difference at the start, < 0.
+    eta : int, float, Fraction or arb
+        The step size of joint gradient descent, > 0.
+    lambda0 : arb
+        Lambda(0) (:func:`saturation_factor_geometric` at t = 0 for geometric lengths), > 0.
+    W : int, float, Fraction or arb, optional
+        The bound on ``|w_s|``, > 0; None (default) leaves the first bound out.
+
+    Returns
+    -------
+    tuple of (arb or None, arb)
+        The bound with W (None when ``W`` is None) and the bound for w_0 = 0.
+    """
     depth = arb(2) ** abs(ball(t0)) - 1
     eta, log2 = ball(eta), arb(2).log()
     with_w = None if W is None else depth / (2 * log2 * eta * ball(W) * lambda0)
@@ -811,7 +1311,18 @@ def recovery_lower_bounds(t0: Number, eta: Number, lambda0: arb, W: Number | Non
 
 @_precise
 def small_sigma_success(x: Number) -> arb:
-    """1 - Phi(sqrt(2)/x) = erfc(1/x)/2, the small-sigma limit of :prf:ref:`thm-one-step` (b)."""
+    """``1 - Phi(sqrt(2)/x) = erfc(1/x)/2``, the small-sigma limit of the success probability in :prf:ref:`thm-one-step` (b), in balls.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The step size in units of ``1/(sigma Gamma)`` (eta = x / (sigma Gamma)), > 0.
+
+    Returns
+    -------
+    arb
+        A ball containing ``erfc(1/x)/2``.
+    """
     return (1 / ball(x)).erfc() / 2
 
 
@@ -819,12 +1330,36 @@ def small_sigma_success(x: Number) -> arb:
 
 
 def kappa_uniform(n: int, k: int) -> arb:
-    """kappa(k | n) = 1/n (k uniform on 1..n)."""
+    """The uniform count law ``kappa(k | n) = 1/n`` (k uniform on 1..n), in balls.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 1.
+    k : int
+        The number of b's, in 1..n (the law does not depend on it).
+
+    Returns
+    -------
+    arb
+        A ball containing 1/n.
+    """
     return 1 / arb(n)
 
 
 def kappa_binomial(q: Number) -> Callable[[int, int], arb]:
-    """kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n), Binomial(n, q) given k >= 1."""
+    """The binomial count law ``kappa(k | n) = C(n, k) q^k (1 - q)^(n - k) / (1 - (1 - q)^n)``, Binomial(n, q) given k >= 1.
+
+    Parameters
+    ----------
+    q : int, float, Fraction or arb
+        The probability of b at each position, in (0, 1].
+
+    Returns
+    -------
+    callable
+        ``kappa(n, k)``, a ball containing ``kappa(k | n)`` for a length n >= 1 and k in 1..n.
+    """
     q = ball(q)
 
     def kappa(n: int, k: int) -> arb:
@@ -835,8 +1370,20 @@ def kappa_binomial(q: Number) -> Callable[[int, int], arb]:
 
 @dataclass(frozen=True)
 class SeveralBCertificate:
-    """:eq:`eq-lower-several-b` at one instance: a certified lower bound of L(0, u) (a truncated sum of
-    its non-negative terms) and a certified upper bound of 1/2 log 2 sum_{n > N} pi_+(n)."""
+    """The two sides of :eq:`eq-lower-several-b` at one instance, from :func:`several_b_certificate`.
+
+    A certified lower bound of L(0, u) (a truncated sum of its non-negative terms) and a certified
+    upper bound of ``1/2 log 2 sum_{n > N} pi_+(n)``.
+
+    Attributes
+    ----------
+    horizon : int
+        N, at most the horizon N(0, u).
+    loss_lower : arb
+        An exact ball at or below L(0, u).
+    bound_upper : arb
+        An exact ball at or above ``1/2 log 2 sum_{n > N} pi_+(n)``.
+    """
 
     horizon: int
     loss_lower: arb
@@ -844,6 +1391,7 @@ class SeveralBCertificate:
 
     @property
     def holds(self) -> bool:
+        """Whether ``loss_lower > bound_upper`` is proved, and with it :eq:`eq-lower-several-b` (strictly) at this instance."""
         return bool(self.loss_lower > self.bound_upper)
 
 
@@ -858,13 +1406,38 @@ def several_b_certificate(
     bound_terms: int = 2000,
     one_b: Callable[[int], arb] | None = None,
 ) -> SeveralBCertificate:
-    """Certify L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n) :eq:`eq-lower-several-b` at t = 0
-    (p = k/n). ``u`` may hold balls (a box of output layers): then the lower bound holds on the box
-    (each term sp(-(u_a (1 - k/n) + u_b k/n)) has each argument once, so its ball is the exact range)
-    and ``horizon`` must be at most N(0, u) on the box (the right side decreases in N).
-    ``pmf(n)`` = pi(n); ``kappa(n, k)``; ``one_b(n)`` = pi_+(n), by default pi(n) kappa(1 | n);
-    ``one_b_tail(M)`` >= sum_{n > M} one_b(n). L is bounded below by its negatives and its
-    positives with n <= ``loss_terms``."""
+    """Certify ``L(0, u) >= 1/2 log 2 sum_{n > N(0, u)} pi(n) kappa(1 | n)``, :eq:`eq-lower-several-b` at t = 0 (p = k/n).
+
+    ``u`` may hold balls (a box of output layers): then the lower bound holds on the box (each term
+    ``sp(-(u_a (1 - k/n) + u_b k/n))`` has each argument once, so its ball is the exact range) and
+    ``horizon`` must be at most N(0, u) on the box (the right side decreases in N). L is bounded below
+    by its negatives and its positives with n <= ``loss_terms``; the right side is summed over
+    ``horizon < n <= bound_terms`` and its rest bounded by ``one_b_tail(bound_terms)``.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b), numbers or balls.
+    pmf : callable
+        ``pmf(n)`` = pi(n) as a ball.
+    kappa : callable
+        ``kappa(n, k)`` = ``kappa(k | n)`` as a ball (:func:`kappa_uniform`, :func:`kappa_binomial`).
+    one_b_tail : callable
+        ``one_b_tail(M)`` >= ``sum_{n > M} one_b(n)``.
+    horizon : int
+        N, at most N(0, u) (on the whole box when ``u`` holds balls), >= 0.
+    loss_terms : int, optional
+        The lengths of the positives summed for the lower bound of L (300 by default).
+    bound_terms : int, optional
+        The lengths up to which the right side is summed term by term, >= ``horizon`` (2000 by default).
+    one_b : callable or None, optional
+        ``one_b(n)`` = ``pi_+(n)``; None (default) for ``pi(n) kappa(1 | n)``.
+
+    Returns
+    -------
+    SeveralBCertificate
+        The two bounds (:attr:`SeveralBCertificate.holds` when the inequality is proved).
+    """
     if one_b is None:
 
         def one_b(n: int) -> arb:
@@ -890,14 +1463,40 @@ def several_b_certificate(
 def power_law_tail_terms(
     s: Number, counts: str, t: Number, u: tuple[Number, Number], first: int, last: int
 ) -> list[arb]:
-    """Enclosures of the four expectations over positives of length >= ``first`` that
-    :prf:ref:`thm-tail-expansion` expands (power-law lengths pi(n) = n^(-s)/zeta(s), s > 2, length scaling):
-    E_+[Phi(n, k); n >= first] for Phi = l(f) = log(1 + e^(-f)), sigma(-f)(1 - p), sigma(-f) p and
-    sigma(-f) p (1 - p) log n, with p = k n^t / (k n^t + n - k) and f = u_a + (u_b - u_a) p;
-    ``counts`` "one-b" (k = 1) or "uniform" (k uniform on 1..n). The lengths ``first`` to ``last`` are
-    summed in balls; the rest is added as [0, bound]: with f in [min u, max u], the first three
-    terms are at most l(min u), 1, 1 and the fourth at most log n, and for n > L
-    sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L (log n <= log L + n/L)."""
+    """Enclosures of the four expectations over positives of length >= ``first`` that :prf:ref:`thm-tail-expansion` expands.
+
+    Power-law lengths ``pi(n) = n^(-s)/zeta(s)`` (:eq:`eq-power-law`), s > 2, with length scaling:
+    ``E_+[Phi(n, k); n >= first]`` for ``Phi = l(f) = log(1 + e^(-f))``, ``sigma(-f)(1 - p)``,
+    ``sigma(-f) p`` and ``sigma(-f) p (1 - p) log n``, with ``p = k n^t / (k n^t + n - k)`` and
+    ``f = u_a + (u_b - u_a) p``. The lengths ``first`` to ``last`` are summed in balls; the rest is
+    added as ``[0, bound]``: with f in ``[min u, max u]``, the first three terms are at most
+    ``l(min u)``, 1, 1 and the fourth at most ``log n``, and for n > L
+    ``sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L`` (``log n <= log L + n/L``).
+
+    Parameters
+    ----------
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`; its whole ball must be > 2.
+    counts : {"one-b", "uniform"}
+        The count law: k = 1, or k uniform on 1..n.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+    first, last : int
+        The lengths summed in balls, whole numbers with 2 <= first <= last.
+
+    Returns
+    -------
+    list of arb
+        Balls containing the four expectations (loss, d/du_a, d/du_b and d/dt terms).
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is neither, ``first`` and ``last`` are not whole numbers with
+        2 <= first <= last, or s > 2 is not decided for the ball.
+    """
     if counts not in ("one-b", "uniform"):
         raise ValueError(f"counts must be 'one-b' or 'uniform', got {counts!r}")
     if not (isinstance(first, int) and isinstance(last, int) and 2 <= first <= last):
@@ -1003,7 +1602,18 @@ def strip_terms(z: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
 
 
 def relu(x: arb) -> arb:
-    """``max(x, 0)`` of a ball: a ball containing relu of every point of ``x``."""
+    """``max(x, 0)`` of a ball, a ball containing relu of every point of ``x``.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The argument.
+
+    Returns
+    -------
+    arb
+        A ball containing ``max(y, 0)`` for every y in ``x``.
+    """
     return ball(x).max(arb(0))
 
 
@@ -1164,8 +1774,30 @@ def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 
 
 
 def icl_optimal_step(dim: int, min_context: int, max_context: int) -> Fraction:
-    """eta* = 1 / (1 + (D + 1) E[1/m]) for m uniform on {min_context, ..., max_context}, exactly
-    (the empirical ICL chapter's closed form), as a rational number."""
+    """The optimal step ``eta* = 1 / (1 + (D + 1) E[1/m])`` for m uniform on min_context..max_context, exactly.
+
+    The empirical ICL chapter's closed form, as a rational number: the minimiser of
+    :func:`icl_mean_error` over the training sizes.
+
+    Parameters
+    ----------
+    dim : int
+        D, the input dimension, a whole number >= 1.
+    min_context, max_context : int
+        The smallest and largest context size m of training, whole numbers with
+        1 <= min_context <= max_context.
+
+    Returns
+    -------
+    Fraction
+        eta*.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` or ``min_context`` is not a whole number >= 1, or ``max_context`` is not a whole
+        number >= ``min_context``.
+    """
     if not (isinstance(dim, int) and dim >= 1 and isinstance(min_context, int) and min_context >= 1):
         raise ValueError("dim and min_context must be whole numbers >= 1")
     if not (isinstance(max_context, int) and max_context >= min_context):
@@ -1176,7 +1808,25 @@ def icl_optimal_step(dim: int, min_context: int, max_context: int) -> Fraction:
 
 
 def icl_mean_error(step: Fraction, dim: int, sizes: Iterable[int]) -> Fraction:
-    """The mean over m uniform on ``sizes`` of eta^2 (1 + (D+1)/m) - 2 eta + 1, exactly."""
+    """The mean over m uniform on ``sizes`` of ``eta^2 (1 + (D+1)/m) - 2 eta + 1``, exactly.
+
+    The population mean squared error of the one-step gradient-descent prediction ``eta g^T x_q`` at
+    context size m (the empirical ICL chapter's closed form), averaged over the sizes.
+
+    Parameters
+    ----------
+    step : Fraction
+        eta (an int also works).
+    dim : int
+        D, the input dimension, >= 1.
+    sizes : iterable of int
+        The context sizes m, at least one, each >= 1.
+
+    Returns
+    -------
+    Fraction
+        The mean error.
+    """
     sizes = list(sizes)
     return sum(step**2 * (1 + Fraction(dim + 1, m)) - 2 * step + 1 for m in sizes) / len(sizes)
 
