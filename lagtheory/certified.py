@@ -30,6 +30,8 @@ from fractions import Fraction
 import flint
 from flint import acb, arb
 
+from ._validation import check_integer
+
 PREC = 256
 """Working precision in bits (about 77 decimal digits). Importing this module sets flint's
 global precision to it, so that arithmetic on the returned balls in a notebook cell (``c1 + w1``)
@@ -1826,8 +1828,16 @@ def icl_mean_error(step: Fraction, dim: int, sizes: Iterable[int]) -> Fraction:
     -------
     Fraction
         The mean error.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` or a size is not an integer >= 1, or ``sizes`` is empty.
     """
-    sizes = list(sizes)
+    dim = check_integer(dim, "dim", 1)
+    sizes = [check_integer(m, "sizes", 1) for m in sizes]
+    if not sizes:
+        raise ValueError("sizes must hold at least one context size")
     return sum(step**2 * (1 + Fraction(dim + 1, m)) - 2 * step + 1 for m in sizes) / len(sizes)
 
 

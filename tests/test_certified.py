@@ -223,6 +223,10 @@ def test_icl_optimal_step_exact():
     assert C.icl_optimal_step(D, 2, 2) == Fraction(2, 8)  # one size m: m / (m + D + 1)
     with pytest.raises(ValueError, match="max_context"):
         C.icl_optimal_step(5, 4, 3)
+    with pytest.raises(ValueError, match="sizes must hold at least one"):
+        C.icl_mean_error(step, D, [])
+    with pytest.raises(ValueError, match="sizes"):
+        C.icl_mean_error(step, D, [3, 0])
 
 
 def test_midpoint_constants_from_sympy_integrals():
