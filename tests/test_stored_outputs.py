@@ -37,7 +37,7 @@ SMALLEST = 1e-9
 EXEMPT = re.compile(r"^[ \t]*#[ \t]*stored-output-exempt:[ \t]*(?P<reason>\S.*)$", re.M)
 NOT_A_STATISTIC = re.compile(r"^[ \t]*#[ \t]*stored-output-not-a-statistic:[ \t]*(?P<reason>\S.*)$", re.M)
 # Notebooks whose every printed number derives from seeded runs (per-seed records, bootstrap).
-STATISTICS_NOTEBOOKS = ("empirical_", "verdict")
+STATISTICS_NOTEBOOKS = ("empirical_", "verdict", "confirmatory")
 # A cell that draws random numbers: numpy's and torch's generators, the package's samplers,
 # and the re-runs of stored study cells.
 RANDOM_SOURCE = re.compile(r"\b(?:default_rng|np\.random|manual_seed|torch\.rand\w*|run_sampled|DataSampler|rerun)\b")
