@@ -317,13 +317,17 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
 TRANSFORMER_SCHEDULES = ("joint", "lag", "three-phase", "lead", "two-timescale-0.1")
 
 
-def transformer_rows(seeds: int = 16, looped_seeds: int = 4, steps: int = 30) -> list[tuple[str, str]]:
+def transformer_rows(
+    seeds: int = 16, looped_seeds: int = 4, steps: int = 30, device: str = "cpu"
+) -> list[tuple[str, str]]:
     """The standard small transformer (issue 21) on FIRST, default shape and setting, ``steps`` training
     steps of the exploratory regime (evaluation not timed): seeds per second with ``seeds`` seeds in one
     batched run against seeds one at a time (measured on ``looped_seeds``), for one schedule and for
     :data:`TRANSFORMER_SCHEDULES` batched as rows; and the achieved FLOP/s of the batched run (matrix-product
     FLOPs of one forward and backward step, counted by torch's FlopCounterMode, padding included) as a
-    fraction of a float64 1024 x 1024 matrix product measured here, both on one thread."""
+    fraction of a float64 1024 x 1024 matrix product measured here, both on one thread. With ``device`` a GPU
+    ("cuda") the training runs there (the evaluation is not timed) and the matrix product is a float64
+    8192 x 8192 product on that GPU, synchronised before each clock read."""
     import dataclasses
 
     from torch.utils.flop_counter import FlopCounterMode
@@ -333,20 +337,29 @@ def transformer_rows(seeds: int = 16, looped_seeds: int = 4, steps: int = 30) ->
 
     task = TransformerLanguageRuns("FIRST", TransformerSetting())
     config = dataclasses.replace(TRANSFORMER_TRAINING, steps=steps, warm_steps=steps // 4)
-    run_rows(task, [("joint", config)], [0], evaluate=False)  # warm-up
-    a = torch.randn(1024, 1024, dtype=torch.float64)
-    matmul = 2 * 1024**3 / median_time(lambda: a @ a, 5)
+    run_rows(task, [("joint", config)], [0], evaluate=False, device=device)  # warm-up
+    size = 1024 if device == "cpu" else 8192
+    a = torch.randn(size, size, dtype=torch.float64, device=device)
+
+    def product() -> None:
+        a @ a
+        if device != "cpu":
+            torch.cuda.synchronize()
+
+    product()
+    matmul = 2 * size**3 / median_time(product, 5)
     rows = []
     for schedules in (("joint",), TRANSFORMER_SCHEDULES):
         pairs = [(name, config) for name in schedules]
         start = time.perf_counter()
-        run_rows(task, pairs, range(100, 100 + seeds), evaluate=False)
+        run_rows(task, pairs, range(100, 100 + seeds), evaluate=False, device=device)
         elapsed = time.perf_counter() - start
         batched = seeds / elapsed
         start = time.perf_counter()
         for seed in range(100, 100 + looped_seeds):
-            run_rows(task, pairs, [seed], evaluate=False)
+            run_rows(task, pairs, [seed], evaluate=False, device=device)
         looped = looped_seeds / (time.perf_counter() - start)
+        task.to(torch.device("cpu"))  # the FLOPs are counted on the CPU
         draws = standard_draws(task, range(seeds))
         params = {k: v.expand(len(schedules), *v.shape).clone().requires_grad_(True) for k, v in draws.items()}
         batch = task.training_stream(range(seeds), 1, config.batch_size).batch(0)
@@ -355,7 +368,7 @@ def transformer_rows(seeds: int = 16, looped_seeds: int = 4, steps: int = 30) ->
         achieved = counter.get_total_flops() * steps / elapsed
         rows.append(
             (
-                f"transformer (FIRST, d = 16, 2 heads, 1 layer, N0 = 16, batch 32, {steps} steps), "
+                f"transformer (FIRST, d = 16, 2 heads, 1 layer, N0 = 16, batch 32, {steps} steps, {device}), "
                 f"{len(schedules)} schedule(s): seeds/s at S = {seeds} batched vs one seed at a time",
                 f"{batched:.2f} vs {looped:.2f} seeds/s ({batched / looped:.1f}x)",
             )
@@ -363,7 +376,7 @@ def transformer_rows(seeds: int = 16, looped_seeds: int = 4, steps: int = 30) ->
         rows.append(
             (
                 "same, batched: achieved FLOP/s (matrix products, forward and backward) vs a float64 "
-                "1024 x 1024 matmul",
+                f"{size} x {size} matmul",
                 f"{achieved / 1e9:.2f} vs {matmul / 1e9:.1f} GFLOP/s ({achieved / matmul:.1%})",
             )
         )
@@ -428,6 +441,12 @@ def main() -> None:
     parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     parser.add_argument("--only-transformer", action="store_true", help="only the transformer task's rows")
+    parser.add_argument(
+        "--device", default="cpu", help="with --only-transformer: where the transformer trains (cpu or cuda)"
+    )
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[16], help="with --only-transformer: batch sizes S to measure"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.only_engine:
@@ -436,8 +455,9 @@ def main() -> None:
         return
     if args.only_transformer:
         print(f"load average {os.getloadavg()[0]:.1f} at the start")
-        for what, value in transformer_rows():
-            print(f"| {what} | {value} |")
+        for seeds in args.seeds:
+            for what, value in transformer_rows(seeds=seeds, device=args.device):
+                print(f"| {what} | {value} |", flush=True)
         return
     load = os.getloadavg()[0]
     lines = [

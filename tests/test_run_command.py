@@ -14,7 +14,7 @@ from lagtheory.experiments.design import TaskDesign
 from lagtheory.experiments.engine import TrainingConfig, check_device, run_rows
 from lagtheory.experiments.records import cell_entry, load_record, validate_record
 from lagtheory.experiments.regression import RegressionSetting, RegressionTask
-from lagtheory.experiments.transformer_runs import TransformerSetting
+from lagtheory.experiments.transformer_runs import TransformerLanguageRuns, TransformerSetting
 
 SMALL_REGRESSION = dataclasses.replace(
     ST.REGRESSION,
@@ -100,6 +100,35 @@ def test_on_a_gpu_the_engine_follows_the_cpu_run():
     assert torch.allclose(torch.from_numpy(gpu.losses), torch.from_numpy(cpu.losses), rtol=1e-9, atol=1e-12)
     for name, value in cpu.metrics.items():
         assert torch.allclose(torch.from_numpy(gpu.metrics[name] * 1.0), torch.from_numpy(value * 1.0), rtol=1e-9)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here")
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_on_a_gpu_the_transformer_follows_the_cpu_run(positions):
+    # the sinusoidal table is the task's own tensor, moved by the engine (TransformerLanguageRuns.to)
+    setting = dataclasses.replace(tiny_transformer("FIRST").tasks[0].setting, positions=positions)
+    config = dataclasses.replace(ST.TRANSFORMER_TRAINING, steps=8, warm_steps=2, batch_size=4)
+    rows = [(schedule, config) for schedule in ("joint", "lag", "three-phase")]
+    cpu = run_rows(TransformerLanguageRuns("FIRST", setting), rows, (0, 1), device="cpu")
+    gpu = run_rows(TransformerLanguageRuns("FIRST", setting), rows, (0, 1), device="cuda")
+    assert torch.allclose(torch.from_numpy(gpu.losses), torch.from_numpy(cpu.losses), rtol=1e-9, atol=1e-12)
+    assert set(gpu.metrics) == set(cpu.metrics)
+    for name, value in cpu.metrics.items():
+        assert torch.allclose(torch.from_numpy(gpu.metrics[name] * 1.0), torch.from_numpy(value * 1.0), rtol=1e-9)
+
+
+def test_the_sinusoidal_study_is_the_transformer_study_with_sinusoidal_positions():
+    learned, sinusoidal = ST.study("transformer"), ST.study("transformer_sinusoidal")
+    assert [d.name for d in sinusoidal.tasks] == [d.name for d in learned.tasks]
+    for a, b in zip(learned.tasks, sinusoidal.tasks, strict=True):
+        assert a.setting.positions == "learned" and b.setting.positions == "sinusoidal"
+        assert dataclasses.replace(b.setting, positions="learned") == a.setting
+        assert (a.steps, a.batch_size) == (b.steps, b.batch_size)
+    assert (
+        sinusoidal.cells(sinusoidal.tasks[0], "adam", {})[0].training
+        == learned.cells(learned.tasks[0], "adam", {})[0].training
+    )
+    assert "sinusoidal positions" in sinusoidal.description and "learned" not in sinusoidal.description
 
 
 def test_the_transformer_study_runs_its_languages_under_every_schedule():

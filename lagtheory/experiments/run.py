@@ -2,8 +2,9 @@
 
 The command::
 
-    python -m lagtheory.experiments.run languages|regression|icl|transformer [--seeds N] [--output PATH]
-        [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda] [--tasks NAME ...] [--steps T]
+    python -m lagtheory.experiments.run languages|regression|icl|transformer|transformer_sinusoidal
+        [--seeds N] [--output PATH] [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda]
+        [--tasks NAME ...] [--steps T]
 
 calibrates the base rates (a calibrated study) and runs every cell of the study
 (:func:`lagtheory.experiments.studies.run_study`), each batch of cells (all cells of a task and

@@ -542,8 +542,25 @@ TRANSFORMER = Study(
     ),
 )
 
-STUDIES: Mapping[str, Study] = {study.name: study for study in (LANGUAGES, REGRESSION, ICL, TRANSFORMER)}
-"""The studies by name (languages, regression, in-context regression, transformer)."""
+TRANSFORMER_SINUSOIDAL = dataclasses.replace(
+    TRANSFORMER,
+    name="transformer_sinusoidal",
+    description=TRANSFORMER.description.replace("learned positions", "sinusoidal positions"),
+    tasks=tuple(
+        dataclasses.replace(design, setting=dataclasses.replace(design.setting, positions="sinusoidal"))
+        for design in TRANSFORMER.tasks
+    ),
+)
+"""The transformer study with the other level of the positions factor: fixed sinusoidal positions
+(:func:`~lagtheory.experiments.transformer_model.sinusoidal_positions`), defined at every length, in
+place of a learned table whose rows beyond N0 no training word reaches; everything else as
+:data:`TRANSFORMER`."""
+
+STUDIES: Mapping[str, Study] = {
+    study.name: study for study in (LANGUAGES, REGRESSION, ICL, TRANSFORMER, TRANSFORMER_SINUSOIDAL)
+}
+"""The studies by name (languages, regression, in-context regression, the transformer with learned and with
+sinusoidal positions)."""
 
 
 def study(name: str) -> Study:
