@@ -551,10 +551,10 @@ TRANSFORMER_SINUSOIDAL = dataclasses.replace(
         for design in TRANSFORMER.tasks
     ),
 )
-"""The transformer study with the other level of the positions factor: fixed sinusoidal positions
-(:func:`~lagtheory.experiments.transformer_model.sinusoidal_positions`), defined at every length, in
-place of a learned table whose rows beyond N0 no training word reaches; everything else as
-:data:`TRANSFORMER`."""
+"""The transformer study with the positions factor at its other level, fixed sinusoidal positions
+(:func:`~lagtheory.experiments.transformer_model.sinusoidal_positions`) defined at every length, in
+place of a learned table whose rows beyond N0 no training word reaches; everything else as in the study
+``TRANSFORMER`` ("transformer")."""
 
 STUDIES: Mapping[str, Study] = {
     study.name: study for study in (LANGUAGES, REGRESSION, ICL, TRANSFORMER, TRANSFORMER_SINUSOIDAL)
