@@ -7,9 +7,40 @@ make one numpy dot product hundreds of times slower. So every process of the tes
 (workers and kernels inherit the environment) uses one thread unless the caller says
 otherwise. This changes no result beyond the last bits of a float sum, which no stored
 output prints (issue 8).
+
+The workers' kernels also start one at a time. Two kernels started at the same moment can be
+given the same free TCP port by jupyter_client, and one of them then dies ("Kernel died before
+replying to kernel_info"; jupyter/jupyter_client#487): a fresh-clone CI run of this book met it
+once. nbval's kernel start is wrapped in an exclusive lock on a file in the temporary directory,
+held until the kernel answers (it has bound its ports by then); the notebooks still run in
+parallel.
 """
 
+import fcntl
 import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import nbval.kernel
 
 for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, "1")
+
+KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "lagtheory-nbval-kernel-start.lock"
+"""The file whose lock the kernel start-ups take in turn (every worker of every run on this machine)."""
+
+_start_new_kernel = nbval.kernel.start_new_kernel
+
+
+def start_new_kernel_in_turn(*args: Any, **kwargs: Any) -> Any:
+    """Run nbval's ``start_new_kernel`` while holding :data:`KERNEL_START_LOCK`; arguments and result pass through."""
+    with KERNEL_START_LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            return _start_new_kernel(*args, **kwargs)
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+nbval.kernel.start_new_kernel = start_new_kernel_in_turn

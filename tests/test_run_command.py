@@ -87,6 +87,18 @@ def test_a_bad_device_name_is_refused():
         check_device("abacus")
 
 
+def assert_the_gpu_follows_the_cpu(make_task, config):
+    """joint, lag and three-phase on seeds 0 and 1, on the CPU and on the GPU (each on a task from ``make_task``):
+    the same losses and test metrics to 1e-9."""
+    rows = [(schedule, config) for schedule in ("joint", "lag", "three-phase")]
+    cpu = run_rows(make_task(), rows, (0, 1), device="cpu")
+    gpu = run_rows(make_task(), rows, (0, 1), device="cuda")
+    assert torch.allclose(torch.from_numpy(gpu.losses), torch.from_numpy(cpu.losses), rtol=1e-9, atol=1e-12)
+    assert set(gpu.metrics) == set(cpu.metrics)
+    for name, value in cpu.metrics.items():
+        assert torch.allclose(torch.from_numpy(gpu.metrics[name] * 1.0), torch.from_numpy(value * 1.0), rtol=1e-9)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here")
 def test_on_a_gpu_the_engine_follows_the_cpu_run():
     task = RegressionTask(SMALL_REGRESSION.tasks[0].setting)
@@ -94,12 +106,7 @@ def test_on_a_gpu_the_engine_follows_the_cpu_run():
         steps=12, attention_lr=0.05, output_lr=0.05, warm_steps=3, big_step=0.2, batch_size=4,
         attention_init="random", optimiser="adam",
     )  # fmt: skip
-    rows = [(schedule, config) for schedule in ("joint", "lag", "three-phase")]
-    cpu = run_rows(task, rows, (0, 1), device="cpu")
-    gpu = run_rows(task, rows, (0, 1), device="cuda")
-    assert torch.allclose(torch.from_numpy(gpu.losses), torch.from_numpy(cpu.losses), rtol=1e-9, atol=1e-12)
-    for name, value in cpu.metrics.items():
-        assert torch.allclose(torch.from_numpy(gpu.metrics[name] * 1.0), torch.from_numpy(value * 1.0), rtol=1e-9)
+    assert_the_gpu_follows_the_cpu(lambda: task, config)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here")
@@ -108,13 +115,7 @@ def test_on_a_gpu_the_transformer_follows_the_cpu_run(positions):
     # the sinusoidal table is the task's own tensor, moved by the engine (TransformerLanguageRuns.to)
     setting = dataclasses.replace(tiny_transformer("FIRST").tasks[0].setting, positions=positions)
     config = dataclasses.replace(ST.TRANSFORMER_TRAINING, steps=8, warm_steps=2, batch_size=4)
-    rows = [(schedule, config) for schedule in ("joint", "lag", "three-phase")]
-    cpu = run_rows(TransformerLanguageRuns("FIRST", setting), rows, (0, 1), device="cpu")
-    gpu = run_rows(TransformerLanguageRuns("FIRST", setting), rows, (0, 1), device="cuda")
-    assert torch.allclose(torch.from_numpy(gpu.losses), torch.from_numpy(cpu.losses), rtol=1e-9, atol=1e-12)
-    assert set(gpu.metrics) == set(cpu.metrics)
-    for name, value in cpu.metrics.items():
-        assert torch.allclose(torch.from_numpy(gpu.metrics[name] * 1.0), torch.from_numpy(value * 1.0), rtol=1e-9)
+    assert_the_gpu_follows_the_cpu(lambda: TransformerLanguageRuns("FIRST", setting), config)
 
 
 def test_the_sinusoidal_study_is_the_transformer_study_with_sinusoidal_positions():

@@ -1,8 +1,9 @@
 import threading
 import time
 
-import kernel_start_lock
 import nbval.kernel
+
+import conftest as session  # the repository's root conftest.py, which pytest has imported
 
 
 def _overlaps(monkeypatch, start) -> bool:
@@ -15,7 +16,7 @@ def _overlaps(monkeypatch, start) -> bool:
         spans.append((begin, time.monotonic()))
         return "manager", "client"
 
-    monkeypatch.setattr(kernel_start_lock, "_start_new_kernel", fake_start)
+    monkeypatch.setattr(session, "_start_new_kernel", fake_start)
     threads = [threading.Thread(target=start) for _ in range(2)]
     for thread in threads:
         thread.start()
@@ -26,17 +27,17 @@ def _overlaps(monkeypatch, start) -> bool:
 
 
 def test_the_plugin_replaces_nbvals_kernel_start():
-    assert nbval.kernel.start_new_kernel is kernel_start_lock.start_new_kernel_in_turn
+    assert nbval.kernel.start_new_kernel is session.start_new_kernel_in_turn
 
 
 def test_kernel_start_ups_take_turns(monkeypatch):
-    assert not _overlaps(monkeypatch, kernel_start_lock.start_new_kernel_in_turn)
+    assert not _overlaps(monkeypatch, session.start_new_kernel_in_turn)
     # the same fake start without the lock overlaps: the check above can fail
-    assert _overlaps(monkeypatch, lambda: kernel_start_lock._start_new_kernel())
+    assert _overlaps(monkeypatch, lambda: session._start_new_kernel())
 
 
 def test_the_lock_passes_the_arguments_and_the_result_through(monkeypatch):
     seen = []
-    monkeypatch.setattr(kernel_start_lock, "_start_new_kernel", lambda *a, **k: seen.append((a, k)) or ("m", "c"))
-    assert kernel_start_lock.start_new_kernel_in_turn("python", startup_timeout=60) == ("m", "c")
+    monkeypatch.setattr(session, "_start_new_kernel", lambda *a, **k: seen.append((a, k)) or ("m", "c"))
+    assert session.start_new_kernel_in_turn("python", startup_timeout=60) == ("m", "c")
     assert seen == [(("python",), {"startup_timeout": 60})]
