@@ -20,7 +20,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from lagtheory.dfa import DFA
-from lagtheory.experiments.engine import run_cell, standard_draws
+from lagtheory.experiments.engine import initial_parameters, run_cell, standard_draws
 from lagtheory.experiments.language_catalogue import TASKS
 from lagtheory.experiments.transformer_languages import (
     NEW_LANGUAGES,
@@ -62,14 +62,21 @@ def _random_params(shape: TransformerShape, lead: tuple[int, ...], seed: int = 0
 # -- the model against a from-scratch forward -------------------------------------------------
 
 
-def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word: list[int]) -> float:
-    """The output on one word, from the definitions, position by position and head by head."""
+def _reference(shape: TransformerShape, p: dict[str, torch.Tensor], word: list[int]) -> tuple[float, list]:
+    """The output on one word and the last layer's attention weights of the classification token (per head),
+    from the definitions: every layer at every position, position by position and head by head; the
+    length-scaled weights as powers m^s / sum m^s (the book's form), the plain ones by exp."""
     d, h = shape.width, shape.heads
     e = d // h
-    tokens = [shape.alphabet_size, *word]
+    k = shape.alphabet_size
+    tokens = [k, *word]
     n = len(tokens)
     if shape.positions == "learned":
         pos = p["positions"].tolist()
+    elif shape.positions == "first":
+        pos = [p["positions"][min(q, 2)].tolist() for q in range(n)]
+    elif shape.positions == "none":
+        pos = [[0.0] * d for _ in range(n)]
     else:
         pos = [
             [
@@ -79,6 +86,10 @@ def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word:
             for q in range(n)
         ]
     x = [[p["tokens"][t, i].item() + pos[q][i] for i in range(d)] for q, t in enumerate(tokens)]
+    if shape.previous_token:  # position q >= 2 reads the letter at q - 1; positions 0 and 1 the row k
+        for q in range(n):
+            before = tokens[q - 1] if q >= 2 else k
+            x[q] = [x[q][i] + p["previous"][before, i].item() for i in range(d)]
 
     def norm(v):
         mean = sum(v) / len(v)
@@ -88,6 +99,7 @@ def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word:
     def gelu(a):
         return 0.5 * a * (1 + math.erf(a / math.sqrt(2)))
 
+    cls_weights: list[list[float]] = []
     for layer in range(shape.layers):
         pre = f"blocks.{layer}."
         wq, wk, wv = (p[pre + "attention." + k].tolist() for k in ("query", "key", "value"))
@@ -100,13 +112,18 @@ def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word:
                 return [sum(v[i] * w[i][head][j] for i in range(d)) / math.sqrt(d) for j in range(e)]
 
             q = [proj(wq, v) for v in z]
-            k = [proj(wk, v) for v in z]
+            key = [proj(wk, v) for v in z]
             val = [proj(wv, v) for v in z]
             for a in range(n):
-                s = [sum(q[a][j] * k[b][j] for j in range(e)) / math.sqrt(e) for b in range(n)]
+                s = [sum(q[a][j] * key[b][j] for j in range(e)) / math.sqrt(e) for b in range(n)]
                 top = max(s)
-                w = [math.exp(t - top) for t in s]
+                if shape.scaling == "log":
+                    w = [float(n) ** (t - top) for t in s]
+                else:
+                    w = [math.exp(t - top) for t in s]
                 total = sum(w)
+                if a == 0 and layer == shape.layers - 1:
+                    cls_weights.append([v / total for v in w])
                 mixed = [sum(w[b] * val[b][j] for b in range(n)) / total for j in range(e)]
                 for i in range(d):
                     new[a][i] += sum(mixed[j] * wo[head][j][i] for j in range(e)) / math.sqrt(d)
@@ -120,7 +137,12 @@ def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word:
             for i in range(d):
                 x[a][i] += sum(hidden[j] * w_out[j][i] for j in range(m)) / math.sqrt(m) + b_out[i]
     cls = norm(x[0])
-    return sum(cls[i] * p["readout_weight"][i].item() for i in range(d)) / math.sqrt(d) + p["readout_bias"].item()
+    output = sum(cls[i] * p["readout_weight"][i].item() for i in range(d)) / math.sqrt(d) + p["readout_bias"].item()
+    return output, cls_weights
+
+
+def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word: list[int]) -> float:
+    return _reference(shape, p, word)[0]
 
 
 @pytest.mark.parametrize(
@@ -129,6 +151,28 @@ def _reference_output(shape: TransformerShape, p: dict[str, torch.Tensor], word:
         TransformerShape(alphabet_size=2, width=4, heads=2, layers=2, mlp_width=3, max_positions=8),
         TransformerShape(
             alphabet_size=3, width=6, heads=3, layers=1, mlp_width=5, positions="sinusoidal", max_positions=8
+        ),
+        TransformerShape(alphabet_size=2, width=4, heads=2, layers=1, mlp_width=3, positions="first", scaling="log"),
+        TransformerShape(
+            alphabet_size=3,
+            width=6,
+            heads=2,
+            layers=2,
+            mlp_width=4,
+            positions="first",
+            scaling="log",
+            previous_token=True,
+        ),
+        TransformerShape(alphabet_size=2, width=4, heads=1, layers=2, mlp_width=3, positions="none", scaling="log"),
+        TransformerShape(
+            alphabet_size=2,
+            width=4,
+            heads=2,
+            layers=1,
+            mlp_width=3,
+            max_positions=8,
+            scaling="log",
+            previous_token=True,
         ),
     ],
 )
@@ -143,8 +187,12 @@ def test_forward_matches_a_from_scratch_forward_and_ignores_padding(shape):
         keep[r, : len(w) + 1] = True
     tokens[1, 4:] = 1  # padding of any id is ignored
     out = torch.func.functional_call(SmallTransformer(shape), p, (tokens, keep))
-    expected = [_reference_output(shape, p, w) for w in words]
-    assert torch.allclose(out, torch.tensor(expected, dtype=torch.float64), rtol=0, atol=1e-12)
+    expected = [_reference(shape, p, w) for w in words]
+    assert torch.allclose(out, torch.tensor([o for o, _ in expected], dtype=torch.float64), rtol=0, atol=1e-12)
+    weights = torch.func.functional_call(SmallTransformer(shape), p, (tokens, keep, True))  # (words, heads, length)
+    for r, (w, (_, cls)) in enumerate(zip(words, expected, strict=True)):
+        assert torch.allclose(weights[r, :, : len(w) + 1], torch.tensor(cls, dtype=torch.float64), rtol=0, atol=1e-12)
+        assert torch.all(weights[r, :, len(w) + 1 :] == 0)
 
 
 def test_sinusoidal_table_follows_the_formula():
@@ -209,6 +257,59 @@ def test_parameter_groups_are_the_stated_ones():
     }
     sinusoidal = parameter_groups(dataclasses.replace(shape, positions="sinusoidal"))
     assert "positions" not in sinusoidal and set(sinusoidal) == set(groups) - {"positions"}
+
+
+def test_option_parameters_and_groups():
+    first = parameter_groups(TransformerShape(alphabet_size=3, positions="first", previous_token=True))
+    assert first["positions"] == ((3, 16), "attention") and first["previous"] == ((4, 16), "attention")
+    none = parameter_groups(TransformerShape(alphabet_size=3, positions="none"))
+    assert "positions" not in none and "previous" not in none
+    swapped = parameter_groups(TransformerShape(alphabet_size=2, previous_token=True, embedding_group="output"))
+    assert swapped["previous"][1] == "output"
+
+
+def test_first_and_no_positions_are_defined_at_every_length():
+    """No table limits them: a word of 400 letters passes with max_positions 8; with positions "none" the
+    output does not change when the letters are permuted, with "first" it does when the first one moves."""
+    for positions in ("first", "none"):
+        shape = TransformerShape(2, width=4, heads=2, mlp_width=3, positions=positions, max_positions=8)
+        p = _random_params(shape, (), seed=3)
+        word = torch.tensor([[2] + [0] * 200 + [1] * 200])
+        permuted = torch.cat([word[:, :1], word[:, 1:].flip(-1)], dim=-1)
+        keep = torch.ones_like(word, dtype=torch.bool)
+        out, flipped = (torch.func.functional_call(SmallTransformer(shape), p, (w, keep)) for w in (word, permuted))
+        assert torch.isfinite(out).all()
+        assert torch.allclose(out, flipped, rtol=0, atol=1e-12) == (positions == "none")
+
+
+def test_standard_initialisation_starts_the_biases_at_zero_through_the_engine():
+    scaled = TransformerLanguageRuns("FIRST", dataclasses.replace(SMALL, width=4, heads=1, mlp_width=4))
+    standard = TransformerLanguageRuns("FIRST", dataclasses.replace(scaled.setting, initialisation="standard"))
+    config = dataclasses.replace(TINY_TRAINING, output_scale=1.0, attention_scale=1.0)
+    draws = standard_draws(standard, [4, 9])
+    start = initial_parameters(standard, config, [4, 9])
+    zero = {"blocks.0.mlp.b_in", "blocks.0.mlp.b_out", "readout_bias"}
+    assert set(standard.zero_at_start()) == zero and scaled.zero_at_start() == ()
+    for name, value in start.items():
+        expected = torch.zeros_like(value) if name in zero else draws[name]
+        assert torch.equal(value, expected), name
+    assert all(torch.equal(v, draws[k]) for k, v in initial_parameters(scaled, config, [4, 9]).items())
+
+
+def test_float32_arithmetic_follows_float64():
+    shape = TransformerShape(alphabet_size=2, width=8, heads=2, layers=2, mlp_width=6, positions="first", scaling="log")
+    params = _random_params(shape, (2, 3), seed=5)
+    tokens = torch.randint(0, 2, (3, 7, 12), generator=torch.Generator().manual_seed(1))
+    tokens[..., 0] = 2
+    keep = torch.ones_like(tokens, dtype=torch.bool)
+    model = SmallTransformer(shape)
+    wide = batched_outputs(model, params, tokens, keep)
+    narrow = batched_outputs(model, params, tokens, keep, torch.float32)
+    assert wide.dtype == torch.float64 and narrow.dtype == torch.float32
+    assert torch.allclose(narrow.double(), wide, rtol=0, atol=1e-5) and not torch.equal(narrow.double(), wide)
+    task = TransformerLanguageRuns("TWO_B", dataclasses.replace(SMALL, width=4, heads=1, compute_dtype="float32"))
+    margins = task.margins(_random_params(task.shape, (1, 2), seed=2))
+    assert all(m.dtype == torch.float64 for m in margins)
 
 
 # -- languages and test words --------------------------------------------------------------------
@@ -370,6 +471,10 @@ def test_a_tiny_run_learns_first():
         (lambda: TransformerShape(2, positions="sinusoidal", width=5, heads=1), "width"),
         (lambda: TransformerShape(2, mlp_group="readout"), "mlp_group"),
         (lambda: TransformerShape(2, embedding_group="neither"), "embedding_group"),
+        (lambda: TransformerShape(2, scaling="sqrt"), "scaling"),
+        (lambda: TransformerShape(2, initialisation="xavier"), "initialisation"),
+        (lambda: TransformerShape(2, previous_token=1), "previous_token"),
+        (lambda: TransformerSetting(compute_dtype="float16"), "compute_dtype"),
         (lambda: TransformerSetting(max_train_length=1), "max_train_length"),
         (lambda: TransformerSetting(test_lengths=(4, 8)), "test_lengths"),
         (lambda: TransformerSetting(test_lengths=(40, 20)), "test_lengths"),

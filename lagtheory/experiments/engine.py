@@ -169,7 +169,7 @@ class Task(Protocol):
         Returns
         -------
         mapping of str to torch.Tensor
-            Each of shape (schedules, seeds).
+            Each of shape (schedules, seeds), or (schedules, seeds, ...) for a vector per run.
         """
 
     def evaluate(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, NDArray]:
@@ -258,7 +258,8 @@ class CellResult:
     :class:`TrainingConfig`; ``losses`` (rows, seeds, steps) the training loss
     before every step (NaN after a row has finished, and from the first
     non-finite value on for a run that diverged); ``traces`` name -> (rows,
-    seeds, steps) what the task observes before every step, and the Euclidean
+    seeds, steps), or (rows, seeds, ..., steps) for an observed vector, what the
+    task observes before every step, and the Euclidean
     distances ``attention_moved`` and ``output_moved`` of each group from its
     initial value; ``metrics`` name -> (rows, seeds, ...) the task's test
     metrics of the trained parameters; ``final`` name -> (rows, seeds, ...)
@@ -422,7 +423,9 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
 def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The initial parameters of :class:`TrainingConfig` from the seeds' standard normal ``draws``
     (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
-    ``attention_scale`` times its draw, or the task's preset value.
+    ``attention_scale`` times its draw, or the task's preset value; a parameter that the task names in
+    its optional ``zero_at_start()`` (a task's fixed initialisation, such as biases at 0) starts at 0
+    whatever the configuration (its draw is still made, so the others' do not move).
 
     Parameters
     ----------
@@ -440,10 +443,13 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
     """
     shapes = task.parameter_shapes()
     preset = task.preset_attention() if config.attention_init == "preset" else {}
+    zero = set(task.zero_at_start()) if hasattr(task, "zero_at_start") else set()
     params = {}
     for name, (shape, group) in shapes.items():
         normal = draws[name]
-        if group == "output":
+        if name in zero:
+            params[name] = torch.zeros_like(normal)
+        elif group == "output":
             params[name] = config.output_scale * normal
         elif config.attention_init == "zero":
             params[name] = torch.zeros_like(normal)

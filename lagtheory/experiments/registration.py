@@ -1,17 +1,20 @@
-"""The registration of the confirmatory study (``book/registration.md``, issue 20): its hash, and the
-registered constants in machine-readable form.
+"""The registrations of ``book/registration.md``: their hashes, and the registered constants of the
+confirmatory study (issue 20) in machine-readable form.
 
-**The registered section** of the page is every line strictly between the line
-:data:`BEGIN` and the line :data:`END` (each must occur exactly once, as a whole line,
-``BEGIN`` first; the two marker lines themselves are not part of it). Before hashing,
-line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so
-any other edit, a single character or a trailing space, changes the hash. The hash
-(:func:`registration_hash`) is the SHA-256 of the section's UTF-8 bytes, as 64 lowercase
-hex digits. It is stored in :data:`HASH_FILE` (that one line and a newline), written
-once when the registration was committed. Every confirmatory record must carry it in
-its field ``"registration"`` (:func:`check_record`), and ``tests/test_registration.py``
-fails if the page's registered section no longer hashes to the stored value: a later
-change goes into the page's dated *Deviations* section, outside the hash.
+The page holds several **registered sections** (:data:`SECTIONS`), each with its own pair of marker
+lines and its own hash file: ``"confirmatory"``, the confirmatory study of issue 20 (markers
+:data:`BEGIN`, :data:`END`, hash :data:`HASH_FILE`), and ``"transformer"``, the registered transformer
+study of issue 32 (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
+:data:`TRANSFORMER_HASH_FILE`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer`).
+A section is every line strictly between its begin line and its end line (each must occur
+exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before
+hashing, line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so any other
+edit, a single character or a trailing space, changes the hash. The hash (:func:`registration_hash`) is
+the SHA-256 of the section's UTF-8 bytes, as 64 lowercase hex digits. It is stored in the section's hash
+file (that one line and a newline), written once when the section was committed. Every record of a
+registered study must carry its section's hash in its field ``"registration"`` (:func:`check_record`),
+and ``tests/test_registration.py`` fails if a section no longer hashes to its stored value: a later
+change goes into the page's dated *Deviations* section, outside every hash.
 """
 
 from __future__ import annotations
@@ -19,15 +22,43 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 PAGE = Path("book/registration.md")
 HASH_FILE = Path("book/data/registration.sha256")
-"""The file holding the registered section's SHA-256."""
+"""The file holding the confirmatory section's SHA-256."""
 BEGIN = "<!-- registered section: begin -->"
-"""The line before the registered section."""
+"""The line before the confirmatory section."""
 END = "<!-- registered section: end -->"
-"""The line after the registered section."""
+"""The line after the confirmatory section."""
+TRANSFORMER_HASH_FILE = Path("book/data/registration_transformer.sha256")
+"""The file holding the transformer section's SHA-256."""
+TRANSFORMER_BEGIN = "<!-- registered section transformer: begin -->"
+"""The line before the transformer section."""
+TRANSFORMER_END = "<!-- registered section transformer: end -->"
+"""The line after the transformer section."""
+
+
+class Section(NamedTuple):
+    """A registered section of the page: its marker lines and its hash file."""
+
+    begin: str
+    end: str
+    hash_file: Path
+
+
+SECTIONS: Mapping[str, Section] = {
+    "confirmatory": Section(BEGIN, END, HASH_FILE),
+    "transformer": Section(TRANSFORMER_BEGIN, TRANSFORMER_END, TRANSFORMER_HASH_FILE),
+}
+"""The registered sections by name."""
+
+
+def _section(section: str) -> Section:
+    if section not in SECTIONS:
+        raise ValueError(f"section must be one of {tuple(SECTIONS)}, got {section!r}")
+    return SECTIONS[section]
+
 
 SEEDS_PER_CELL = 100
 """Paired seeds per confirmatory cell (the page's power calculation, :mod:`lagtheory.experiments.power`)."""
@@ -58,14 +89,16 @@ def _normalised(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def registered_section(text: str) -> str:
-    """The registered section of the page's ``text`` (module docstring), line endings normalised to LF;
-    ValueError if the markers are missing, repeated, not whole lines, or out of order.
+def registered_section(text: str, section: str = "confirmatory") -> str:
+    """The registered section ``section`` of the page's ``text`` (module docstring), line endings normalised
+    to LF; ValueError if its markers are missing, repeated, not whole lines, or out of order.
 
     Parameters
     ----------
     text : str
         The page's text.
+    section : str, optional
+        A key of :data:`SECTIONS` (default the confirmatory study's).
 
     Returns
     -------
@@ -77,30 +110,33 @@ def registered_section(text: str) -> str:
     TypeError
         If ``text`` is not a str.
     ValueError
-        If the markers are missing, repeated, not whole lines, or out of order.
+        If the markers are missing, repeated, not whole lines, or out of order, or ``section`` is unknown.
     """
+    begin, end, _ = _section(section)
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     lines = _normalised(text).split("\n")
-    begins = [k for k, line in enumerate(lines) if line == BEGIN]
-    ends = [k for k, line in enumerate(lines) if line == END]
+    begins = [k for k, line in enumerate(lines) if line == begin]
+    ends = [k for k, line in enumerate(lines) if line == end]
     if len(begins) != 1 or len(ends) != 1:
         raise ValueError(
-            f"text must hold the line {BEGIN!r} and the line {END!r} exactly once each, "
+            f"text must hold the line {begin!r} and the line {end!r} exactly once each, "
             f"found {len(begins)} and {len(ends)}"
         )
     if not begins[0] < ends[0]:
-        raise ValueError(f"text must hold {BEGIN!r} before {END!r}")
+        raise ValueError(f"text must hold {begin!r} before {end!r}")
     return "\n".join(lines[begins[0] + 1 : ends[0]]) + "\n"
 
 
-def registration_hash(text: str) -> str:
-    """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section of ``text``.
+def registration_hash(text: str, section: str = "confirmatory") -> str:
+    """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section ``section`` of ``text``.
 
     Parameters
     ----------
     text : str
         The page's text.
+    section : str, optional
+        A key of :data:`SECTIONS`.
 
     Returns
     -------
@@ -114,16 +150,18 @@ def registration_hash(text: str) -> str:
     ValueError
         As :func:`registered_section` raises.
     """
-    return hashlib.sha256(registered_section(text).encode("utf-8")).hexdigest()
+    return hashlib.sha256(registered_section(text, section).encode("utf-8")).hexdigest()
 
 
-def page_hash(path: str | Path = PAGE) -> str:
-    """:func:`registration_hash` of the page at ``path``.
+def page_hash(path: str | Path = PAGE, section: str = "confirmatory") -> str:
+    """:func:`registration_hash` of the section ``section`` of the page at ``path``.
 
     Parameters
     ----------
     path : str or pathlib.Path, optional
         The page (default ``book/registration.md``).
+    section : str, optional
+        A key of :data:`SECTIONS`.
 
     Returns
     -------
@@ -135,7 +173,7 @@ def page_hash(path: str | Path = PAGE) -> str:
     ValueError
         As :func:`registered_section` raises.
     """
-    return registration_hash(Path(path).read_text(encoding="utf-8"))
+    return registration_hash(Path(path).read_text(encoding="utf-8"), section)
 
 
 def stored_hash(path: str | Path = HASH_FILE) -> str:

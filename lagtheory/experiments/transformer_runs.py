@@ -36,7 +36,7 @@ from lagtheory.losses import logistic_loss
 
 from .engine import TrainingConfig, seed_rng
 from .transformer_languages import TRANSFORMER_LANGUAGES, dfa_labels, hard_words
-from .transformer_model import SmallTransformer, TransformerShape, batched_outputs, parameter_groups
+from .transformer_model import COMPUTE_DTYPES, SmallTransformer, TransformerShape, batched_outputs, parameter_groups
 from .word_sampling import labelled_words, sample_strings
 
 
@@ -46,9 +46,12 @@ class TransformerSetting:
     1 to ``max_train_length`` (N0); at each of ``test_lengths`` (None: N0, 4 N0, 16 N0),
     ``test_per_class`` random words of each class and ``pairs_per_class`` minimal pairs started from
     each class, drawn from ``test_seed``; the test words are evaluated ``eval_chunk`` words at a time
-    (memory). The architecture fields (``width`` ... ``embedding_group``) are those of
+    (memory). The architecture fields (``width`` ... ``embedding_group``, ``scaling``,
+    ``previous_token``, ``initialisation``) are those of
     :class:`~lagtheory.experiments.transformer_model.TransformerShape`, whose alphabet comes from the
-    language and whose position table covers the longest test word (:meth:`shape`).
+    language and whose position table covers the longest test word (:meth:`shape`);
+    ``compute_dtype`` is the arithmetic of the forward and backward passes, "float64" or "float32"
+    (the parameters and the optimiser stay float64; :func:`~lagtheory.experiments.transformer_model.batched_outputs`).
 
     Attributes
     ----------
@@ -66,6 +69,10 @@ class TransformerSetting:
         Words evaluated at a time, >= 1.
     width, heads, layers, mlp_width, positions, mlp_group, embedding_group : optional
         As in :class:`~lagtheory.experiments.transformer_model.TransformerShape`.
+    scaling, previous_token, initialisation : optional
+        As in :class:`~lagtheory.experiments.transformer_model.TransformerShape`.
+    compute_dtype : {"float64", "float32"}, optional
+        The arithmetic of the model's passes.
 
     Raises
     ------
@@ -88,9 +95,15 @@ class TransformerSetting:
     positions: str = "learned"
     mlp_group: str = "output"
     embedding_group: str = "attention"
+    scaling: str = "none"
+    previous_token: bool = False
+    initialisation: str = "scaled"
+    compute_dtype: str = "float64"
 
     def __post_init__(self) -> None:
         check_integer(self.max_train_length, "max_train_length", 2)
+        if self.compute_dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"compute_dtype must be one of {tuple(COMPUTE_DTYPES)}, got {self.compute_dtype!r}")
         check_integer(self.test_per_class, "test_per_class", 1)
         check_integer(self.pairs_per_class, "pairs_per_class", 1)
         check_integer(self.test_seed, "test_seed", 0)
@@ -126,6 +139,9 @@ class TransformerSetting:
             max_positions=max(self.lengths) + 1,
             mlp_group=self.mlp_group,
             embedding_group=self.embedding_group,
+            scaling=self.scaling,
+            previous_token=self.previous_token,
+            initialisation=self.initialisation,
         )
 
     @property
@@ -242,10 +258,15 @@ class TransformerLanguageRuns:
         self.name, self.dfa, self.setting = language, TRANSFORMER_LANGUAGES[language], setting
         self.shape = setting.shape(len(self.dfa.alphabet))
         self.model = SmallTransformer(self.shape)
+        self.dtype = COMPUTE_DTYPES[setting.compute_dtype]
         self._tests: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]] | None = None
 
     def parameter_shapes(self) -> Mapping[str, tuple[tuple[int, ...], str]]:
         return parameter_groups(self.shape)
+
+    def zero_at_start(self) -> tuple[str, ...]:
+        """The parameters that start at 0 (:meth:`~lagtheory.experiments.transformer_model.SmallTransformer.zero_at_start`)."""
+        return self.model.zero_at_start()
 
     def to(self, device: torch.device) -> None:
         """Move the model's own tensors (the sinusoidal position table) to ``device`` (the engine's).
@@ -305,7 +326,7 @@ class TransformerLanguageRuns:
             (rows, seeds).
         """
         tokens, keep, labels = batch
-        return logistic_loss(labels * batched_outputs(self.model, params, tokens, keep)).mean(dim=-1)
+        return logistic_loss(labels * batched_outputs(self.model, params, tokens, keep, self.dtype)).mean(dim=-1)
 
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
         """Nothing beyond the engine's displacements.
@@ -359,10 +380,10 @@ class TransformerLanguageRuns:
             for row in range(rows):
                 one = {name: value[row : row + 1] for name, value in params.items()}
                 parts = [
-                    batched_outputs(self.model, one, tokens[i : i + chunk], keep[i : i + chunk])[0]
+                    batched_outputs(self.model, one, tokens[i : i + chunk], keep[i : i + chunk], self.dtype)[0]
                     for i in range(0, len(tokens), chunk)
                 ]
-                per_row.append(torch.cat(parts, dim=-1))
+                per_row.append(torch.cat(parts, dim=-1).to(torch.float64))
             result.append(torch.stack(per_row) * labels)
         return result
 
@@ -403,3 +424,42 @@ class TransformerLanguageRuns:
             "test_loss": torch.stack(losses, dim=-1).numpy()[..., above].mean(axis=-1),
             "zero_loss": np.full(lead, float(np.log(2.0))),
         }
+
+
+def row_outcomes(metrics: Mapping[str, NDArray], losses: NDArray[np.float64]) -> dict[str, NDArray]:
+    """The per-seed outcomes of every row of a transformer cell, name -> (rows, seeds, ...), from the task's
+    metrics (:meth:`TransformerLanguageRuns.evaluate`) and the engine's training losses (rows, seeds, steps):
+
+    * ``failed``: the held-out loss (mean over the test lengths above N0, random words) is not finite or at
+      or above that of the prediction 0, log 2 (the registered study's H1, as the confirmatory study's);
+    * ``recognised``: every random and hard test word of every test length above N0 right (H2);
+    * ``recognised_at``, ``accuracy``, ``hard_accuracy`` (rows, seeds, test lengths) and ``test_loss``, as
+      the task gives them;
+    * ``fit_loss``: the mean training loss of the last 10 steps (NaN for a run whose loss was ever not
+      finite; every row must take the whole budget, equal total steps).
+
+    Parameters
+    ----------
+    metrics : mapping of str to ndarray
+        :meth:`TransformerLanguageRuns.evaluate`'s metrics.
+    losses : ndarray
+        float64 (rows, seeds, steps), the training loss before every step (NaN after a divergence).
+
+    Returns
+    -------
+    dict of str to ndarray
+        The outcomes above.
+    """
+    test = np.asarray(metrics["test_loss"], dtype=np.float64)
+    finite = np.isfinite(test)
+    losses = np.asarray(losses, dtype=np.float64)
+    last = np.where(np.isfinite(losses).all(axis=-1), losses[..., -10:].mean(axis=-1), np.nan)
+    return {
+        "failed": ~finite | (np.where(finite, test, np.inf) >= np.asarray(metrics["zero_loss"])),
+        "recognised": np.asarray(metrics["recognised"]),
+        "recognised_at": np.asarray(metrics["recognised_at"]),
+        "accuracy": np.asarray(metrics["accuracy"]),
+        "hard_accuracy": np.asarray(metrics["hard_accuracy"]),
+        "test_loss": test,
+        "fit_loss": last,
+    }
