@@ -50,6 +50,7 @@ CONVERTED = (
     "lagtheory.counts",
     "lagtheory.model",
     "lagtheory.symbolic",
+    "lagtheory.palette",
     "lagtheory.experiments.engine",
     "lagtheory.experiments.design",
     "lagtheory.experiments.calibration",
