@@ -17,7 +17,8 @@ tritanopia); the neutral pair differs in lightness only.
 
 from __future__ import annotations
 
-from matplotlib.colors import LinearSegmentedColormap, to_rgb
+import numpy as np
+from matplotlib.colors import LinearSegmentedColormap, to_hex, to_rgb
 
 HELPS = "#0072B2"
 """Blue: the schedule is better than joint (lag's side)."""
@@ -47,9 +48,9 @@ SUCCEEDS = "#009E73"
 FAILS = "#E69F00"
 """Orange: a run that does not."""
 
-SERIES = ("#E69F00", "#009E73", "#CC79A7", "#56B4E9")
+SERIES = ("#E69F00", "#009E73", "#56B4E9")
 """Curves that are neither verdicts nor schedules (tasks, parameter values), in this order
-(orange, bluish green, reddish purple, sky blue)."""
+(orange, bluish green, sky blue); more than three, or values in an order, take :func:`shades`."""
 INK = "#000000"
 """Black: text, frames, and the reference curve of a figure (a bound, the exact value)."""
 GUIDE = "#7F7F7F"
@@ -84,3 +85,32 @@ def ink_on(background: str | tuple[float, ...]) -> str:
     channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(background)]
     luminance = 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
     return INK if luminance > 0.179 else PAPER
+
+
+def shades(colour: str, count: int) -> list[str]:
+    """``count`` shades of ``colour`` from light to dark, for curves of one kind that differ by an
+    ordered value (joint training from several starting points, say).
+
+    Parameters
+    ----------
+    colour : str
+        A matplotlib colour, usually one of this module's.
+    count : int
+        How many shades, 1 to 5 (more are too close to tell apart).
+
+    Returns
+    -------
+    list of str
+        ``"#rrggbb"`` colours from ``colour`` mixed 60% with :data:`PAPER` to ``colour`` mixed 55%
+        with :data:`INK`, evenly spaced in the mixing share (``[colour]`` itself when ``count`` is 1).
+
+    Examples
+    --------
+    >>> shades(HURTS, 1) == [to_hex(HURTS)], len(shades(HURTS, 4))
+    (True, 4)
+    """
+    if not 1 <= count <= 5:
+        raise ValueError(f"count must be 1 to 5, got {count}")
+    base, paper, ink = (np.array(to_rgb(c)) for c in (colour, PAPER, INK))
+    mixes = np.linspace(-0.6, 0.55, count) if count > 1 else np.array([0.0])
+    return [to_hex((1 - abs(m)) * base + abs(m) * (paper if m < 0 else ink)) for m in mixes]

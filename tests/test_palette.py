@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
+import re
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgb
+from matplotlib.colors import to_hex, to_rgb
 
 from lagtheory import palette
 
@@ -73,12 +77,28 @@ def test_helps_and_hurts_stay_far_apart(vision: str) -> None:
     assert float(np.linalg.norm(helps - hurts)) >= OPPOSITION_DELTA_E
 
 
+@pytest.mark.parametrize("vision", DICHROMACY)
+@pytest.mark.parametrize("colour", [palette.JOINT, palette.LAG, palette.THREE_PHASE, *palette.SERIES])
+def test_shades_of_one_colour_stay_apart(colour: str, vision: str) -> None:
+    seen = [lab(DICHROMACY[vision] @ linear_rgb(c)) for c in palette.shades(colour, 5)]
+    for lighter, darker in itertools.pairwise(seen):
+        assert float(np.linalg.norm(lighter - darker)) >= 10.0
+    assert palette.shades(colour, 1) == [to_hex(colour)]
+
+
+def test_shades_refuse_a_count_out_of_range() -> None:
+    for count in (0, 6):
+        with pytest.raises(ValueError, match="count must be 1 to 5"):
+            palette.shades(palette.JOINT, count)
+
+
 def test_one_meaning_per_colour() -> None:
     """Lag's side is the helps colour and joint's the hurts colour; no other role reuses them."""
     assert palette.LAG == palette.HELPS and palette.JOINT == palette.HURTS
     sides = {palette.HELPS, palette.HURTS}
     others = [*palette.SERIES, palette.THREE_PHASE, palette.SUCCEEDS, palette.FAILS, palette.EQUIVALENT]
     assert not sides & {c.upper() for c in others}
+    assert palette.THREE_PHASE not in palette.SERIES  # a figure draws three-phase beside other curves
     assert set(palette.VERDICTS) == {"helps", "hurts", "equivalent", "undetermined"}
 
 
@@ -105,3 +125,161 @@ def test_ink_on_writes_in_the_colour_of_higher_contrast(background: str) -> None
     chosen = palette.ink_on(background)
     other = palette.PAPER if chosen == palette.INK else palette.INK
     assert contrast(chosen, background) >= contrast(other, background)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every figure takes its colours from the palette.
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "book").glob("*.ipynb"))
+FIGURE_MODULES = sorted(
+    path
+    for path in (ROOT / "lagtheory").rglob("*.py")
+    if path.name != "palette.py" and re.search(r"^\s*(?:import|from) matplotlib", path.read_text(), re.M)
+)
+COLOUR_KEYWORDS = {
+    "color",
+    "c",
+    "colors",
+    "facecolor",
+    "facecolors",
+    "edgecolor",
+    "edgecolors",
+    "fc",
+    "ec",
+    "mec",
+    "mfc",
+    "markeredgecolor",
+    "markerfacecolor",
+    "ecolor",
+    "cmap",
+}
+# Calls that draw marks in a colour of their own; each must be given one (else matplotlib's default cycle
+# or colour map decides it).
+DRAWING = {
+    "plot",
+    "semilogx",
+    "semilogy",
+    "loglog",
+    "step",
+    "errorbar",
+    "fill_between",
+    "fill_betweenx",
+    "axhline",
+    "axvline",
+    "axhspan",
+    "axvspan",
+    "scatter",
+    "bar",
+    "barh",
+    "hist",
+    "imshow",
+    "pcolormesh",
+    "pcolor",
+    "contour",
+    "contourf",
+    "Rectangle",
+    "Patch",
+    "Line2D",
+}
+# Calls whose positional string arguments are format strings ("k-", "C0o"): a colour letter there is a colour.
+FORMATTED = {"plot", "semilogx", "semilogy", "loglog", "errorbar"}
+FORMAT_COLOUR = re.compile(r"[bgrcmykw]|C\d")
+LITERAL = re.compile(r"^(?:#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?|(?:tab|xkcd):.+)$")
+
+
+def called_name(call: ast.Call) -> str:
+    function = call.func
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+
+
+def colour_problems(source: str) -> list[str]:
+    """Colours in ``source`` that do not come from the palette: literals, and drawing calls given none."""
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and LITERAL.match(node.value):
+            problems.append(f"line {node.lineno}: colour literal {node.value!r}")
+        if not isinstance(node, ast.Call):
+            continue
+        name = called_name(node)
+        for keyword in node.keywords:
+            if keyword.arg in COLOUR_KEYWORDS and any(
+                isinstance(part, ast.Constant) and isinstance(part.value, str) for part in ast.walk(keyword.value)
+            ):
+                problems.append(f"line {node.lineno}: {name}({keyword.arg}=...) given a literal colour")
+        formats = [*node.args[1:], *(k.value for k in node.keywords if k.arg == "fmt")] if name in FORMATTED else []
+        for argument in formats:
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                if FORMAT_COLOUR.search(argument.value):
+                    problems.append(f"line {node.lineno}: {name} format string {argument.value!r} names a colour")
+        # (a drawing call is given data; a call without arguments, like an optimiser's step(), is not one)
+        if name in DRAWING and node.args and not any(keyword.arg in COLOUR_KEYWORDS for keyword in node.keywords):
+            problems.append(f"line {node.lineno}: {name}(...) drawn in matplotlib's default colour")
+    return problems
+
+
+def python_of(cell: nbformat.NotebookNode) -> str:
+    """A code cell's Python (IPython magics and shell lines left out)."""
+    return "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+
+
+def draws(cell: nbformat.NotebookNode) -> bool:
+    return any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
+
+
+FIGURE_FUNCTIONS = {
+    node.name
+    for module in FIGURE_MODULES
+    for node in ast.parse(module.read_text()).body
+    if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+}
+PALETTE_NAMES = {name for name in dir(palette) if not name.startswith("_")}
+
+
+def takes_the_palette(source: str) -> bool:
+    """Whether ``source`` reads a name of lagtheory.palette (``palette.SERIES``) or calls a figure module's
+    function (which the module test below holds to the palette)."""
+    nodes = list(ast.walk(ast.parse(source)))
+    reads = any(
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "palette"
+        and node.attr in PALETTE_NAMES
+        for node in nodes
+    )
+    return reads or bool({called_name(node) for node in nodes if isinstance(node, ast.Call)} & FIGURE_FUNCTIONS)
+
+
+ADOPTED_BY_OWNERS = {
+    "verdict": "issue 31 (h31) adopts the palette in the verdict chapter",
+    "confirmatory": "issue 31 (h31) adopts the palette in the confirmatory chapter",
+    "empirical_transformer": "issue 32 (h32) adopts the palette in the transformer chapter",
+}
+
+
+def chapter_params() -> list:
+    params = []
+    for chapter in CHAPTERS:
+        marks = (
+            [pytest.mark.xfail(strict=True, reason=ADOPTED_BY_OWNERS[chapter.stem])]
+            if chapter.stem in ADOPTED_BY_OWNERS
+            else []
+        )
+        params.append(pytest.param(chapter, id=chapter.stem, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_every_figure_cell_takes_the_palette(chapter: Path) -> None:
+    """Every code cell is free of colour literals; every cell that draws a figure names the palette or
+    calls a figure module's function, and gives each mark it draws a colour."""
+    problems = []
+    for number, cell in enumerate(nbformat.read(chapter, as_version=4).cells):
+        if cell.cell_type != "code":
+            continue
+        source = python_of(cell)
+        found = colour_problems(source)
+        if draws(cell) and not takes_the_palette(source):
+            found.append("draws a figure but takes nothing from lagtheory.palette nor calls a figure module")
+        problems += [f"cell {number}: {problem}" for problem in found]
+    assert not problems, f"{chapter.name}:\n" + "\n".join(problems)
