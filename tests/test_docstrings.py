@@ -92,6 +92,7 @@ CONVERTED = (
     "lagtheory.experiments.confirmatory_analysis",
     "lagtheory.experiments.confirmatory_predictor",
     "lagtheory.experiments.confirmatory_records",
+    "lagtheory.experiments.confirmatory.stability",
     "lagtheory.certified",
     "lagtheory.certified.balls",
     "lagtheory.certified.laws",
