@@ -92,6 +92,15 @@ CONVERTED = (
     "lagtheory.experiments.confirmatory.predictor",
     "lagtheory.experiments.confirmatory.records",
     "lagtheory.certified",
+    "lagtheory.certified.balls",
+    "lagtheory.certified.laws",
+    "lagtheory.certified.tail_expansion",
+    "lagtheory.certified.representation",
+    "lagtheory.certified.threshold",
+    "lagtheory.certified.three_phase",
+    "lagtheory.certified.failures",
+    "lagtheory.certified.generalisations",
+    "lagtheory.certified.icl",
 )
 
 
