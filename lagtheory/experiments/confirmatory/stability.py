@@ -54,12 +54,12 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from ..confirmatory_records import FOLDER, load_stage, stage_path
-from ..engine import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
-from ..predictor import ADAM_EPS, PREDICTOR_SEEDS
-from ..predictor_evaluation import RESAMPLES, auroc, cluster_bootstrap
-from ..records import config_from_dict
-from ..studies import study
+from ..engine.cells import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
+from ..exploratory.records import config_from_dict
+from ..exploratory.studies import study
+from ..predictor.balance import ADAM_EPS, PREDICTOR_SEEDS
+from ..predictor.evaluation import RESAMPLES, auroc, cluster_bootstrap
+from .records import FOLDER, load_stage, stage_path
 
 ADAM_BETA1 = 0.9
 """Adam's first-moment coefficient, as the engine's optimiser uses it (:class:`lagtheory.training.TorchGroupOptimiser`'s
