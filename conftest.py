@@ -19,6 +19,8 @@ parallel.
 import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +35,21 @@ KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "lagtheory-nbval-kernel-start.
 _start_new_kernel = nbval.kernel.start_new_kernel
 
 
-def start_new_kernel_in_turn(*args: Any, **kwargs: Any) -> Any:
-    """Run nbval's ``start_new_kernel`` while holding :data:`KERNEL_START_LOCK`; arguments and result pass through."""
+@contextmanager
+def kernel_start_turn() -> Iterator[None]:
+    """Hold :data:`KERNEL_START_LOCK` (exclusively) for the duration of the block."""
     with KERNEL_START_LOCK.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            return _start_new_kernel(*args, **kwargs)
+            yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def start_new_kernel_in_turn(*args: Any, **kwargs: Any) -> Any:
+    """Run nbval's ``start_new_kernel`` while holding :data:`KERNEL_START_LOCK`; arguments and result pass through."""
+    with kernel_start_turn():
+        return _start_new_kernel(*args, **kwargs)
 
 
 nbval.kernel.start_new_kernel = start_new_kernel_in_turn

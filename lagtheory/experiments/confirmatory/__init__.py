@@ -1,1 +1,10 @@
-"""Registered studies (``book/registration.md``): :mod:`.transformer`, the registered transformer study (issue 32)."""
+"""The registered studies (``book/registration.md``).
+
+- :mod:`~lagtheory.experiments.confirmatory.registration`: the registered sections' hashes and constants;
+- :mod:`~lagtheory.experiments.confirmatory.design`: its cells and the runs of each stage;
+- :mod:`~lagtheory.experiments.confirmatory.runs`: the stages, run resumably on dask;
+- :mod:`~lagtheory.experiments.confirmatory.analysis`: the registered outcomes and verdicts;
+- :mod:`~lagtheory.experiments.confirmatory.predictor`: H5, the frozen predictor on the validation cells;
+- :mod:`~lagtheory.experiments.confirmatory.records`: the committed records and their re-run sample;
+- :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32).
+"""

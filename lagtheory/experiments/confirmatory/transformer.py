@@ -2,7 +2,7 @@
 as frozen data, its runs, and its registered analysis.
 
 **The design** is derived once from the exploratory pilot's committed records
-(:mod:`lagtheory.experiments.transformer_pilot`) by :func:`derive_design` and stored in :data:`DESIGN_FILE`
+(:mod:`lagtheory.experiments.exploratory.transformer_pilot`) by :func:`derive_design` and stored in :data:`DESIGN_FILE`
 (``book/data/transformer_design.json``): the configuration, the languages and the fit gate, the step-size grid,
 each schedule's tuned configuration and the shared rate of every language, the seeds and their power
 calculation, the tests. The registered section quotes the file's SHA-256, so the file cannot change without
@@ -15,7 +15,7 @@ Rules of :func:`derive_design` (from the pilot's tuning stage, on its 16 seeds, 
 set):
 
 * **criterion** of a configuration: the mean over the seeds of the capped log10 held-out loss
-  (:func:`lagtheory.experiments.design.capped_log_loss`; lower is better); ties go to the smaller rate, then
+  (:func:`lagtheory.experiments.exploratory.design.capped_log_loss`; lower is better); ties go to the smaller rate, then
   the shorter warm-up;
 * **best**: joint's rate, and lag's (rate, warm-up fraction), with the lowest criterion;
 * **shared rate**: the rate at which the mean of joint's and lag's (warm-up T/4) criteria is lowest;
@@ -33,7 +33,7 @@ rate, best-vs-best) H1 failure and H2 recognition at 4 N0 and 16 N0 (exact McNem
 discordance is below 0.1, Holm within each family of languages), and H4 the step-size window (a rate is in a
 schedule's window when at least 90% of the seeds do not fail there; ratio of widths with bootstrap intervals,
 Bonferroni over the languages), through the confirmatory study's functions
-(:mod:`lagtheory.experiments.confirmatory_analysis`).
+(:mod:`lagtheory.experiments.confirmatory.analysis`).
 
 The command::
 
@@ -61,15 +61,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..confirmatory_analysis import binary_outcome, family_verdicts, window_outcome, window_verdict
-from ..confirmatory_records import write_gzipped
-from ..design import capped_log_loss
-from ..distributed import run_units
-from ..power import mcnemar_power, smallest_n, window_accuracy
-from ..records import config_from_dict, config_to_dict, versions
-from ..registration import PAGE, TRANSFORMER_HASH_FILE, page_hash, registered_section, stored_hash
-from ..transformer_pilot import CHOSEN, RATES, SEED_CHUNK, run_unit, training_at, unit_payload
-from ..transformer_runs import TransformerSetting
+from ..engine.distributed import run_units
+from ..exploratory.design import capped_log_loss
+from ..exploratory.records import config_from_dict, config_to_dict, versions
+from ..exploratory.transformer_pilot import CHOSEN, RATES, SEED_CHUNK, run_unit, training_at, unit_payload
+from ..statistics.power import mcnemar_power, smallest_n, window_accuracy
+from ..tasks.transformer.task import TransformerSetting
+from .analysis import binary_outcome, family_verdicts, window_outcome, window_verdict
+from .records import write_gzipped
+from .registration import PAGE, TRANSFORMER_HASH_FILE, page_hash, registered_section, stored_hash
 
 FORMAT = "lagtheory-transformer-study-1"
 DESIGN_FILE = Path("book/data/transformer_design.json")
@@ -363,7 +363,7 @@ def derive_design(tuning: Mapping[str, Any], configuration: Mapping[str, Any]) -
     tuning : mapping
         The pilot's tuning record.
     configuration : mapping
-        Architecture fields of :class:`~lagtheory.experiments.transformer_runs.TransformerSetting` and the
+        Architecture fields of :class:`~lagtheory.experiments.tasks.transformer.task.TransformerSetting` and the
         arithmetic (``compute_dtype``).
 
     Returns
@@ -502,7 +502,7 @@ def study_rows(design: Mapping[str, Any], language: str) -> list[tuple[str, Any]
     list of (str, TrainingConfig)
         The rows.
     """
-    from ..engine import TrainingConfig
+    from ..engine.cells import TrainingConfig
 
     base = config_from_dict(TrainingConfig, design["training"])
     rows = []

@@ -1,0 +1,178 @@
+"""The tail expansion of power-law sums in balls (the setting chapter): the expectations that
+:prf:ref:`thm-tail-expansion` expands, the strip of :prf:ref:`lem-strip` and the constants of
+:prf:ref:`lem-midpoint-sum`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import acb, arb
+
+from .balls import Number, _precise, ball, softplus, with_tail
+from .laws import power_law_log_tail
+
+
+@_precise
+def power_law_tail_terms(
+    s: Number, counts: str, t: Number, u: tuple[Number, Number], first: int, last: int
+) -> list[arb]:
+    """Enclosures of the four expectations over positives of length >= ``first`` that :prf:ref:`thm-tail-expansion` expands.
+
+    Power-law lengths ``pi(n) = n^(-s)/zeta(s)`` (:eq:`eq-power-law`), s > 2, with length scaling:
+    ``E_+[Phi(n, k); n >= first]`` for ``Phi = l(f) = log(1 + e^(-f))``, ``sigma(-f)(1 - p)``,
+    ``sigma(-f) p`` and ``sigma(-f) p (1 - p) log n``, with ``p = k n^t / (k n^t + n - k)`` and
+    ``f = u_a + (u_b - u_a) p``. The lengths ``first`` to ``last`` are summed in balls; the rest is
+    added as ``[0, bound]``: with f in ``[min u, max u]``, the first three terms are at most
+    ``l(min u)``, 1, 1 and the fourth at most ``log n``, and for n > L
+    ``sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L`` (``log n <= log L + n/L``).
+
+    Parameters
+    ----------
+    s : int, float, Fraction or arb
+        The exponent of :eq:`eq-power-law`; its whole ball must be > 2.
+    counts : {"one-b", "uniform"}
+        The count law: k = 1, or k uniform on 1..n.
+    t : int, float, Fraction or arb
+        theta_b - theta_a.
+    u : tuple
+        The output layer (u_a, u_b).
+    first, last : int
+        The lengths summed in balls, whole numbers with 2 <= first <= last.
+
+    Returns
+    -------
+    list of arb
+        Balls containing the four expectations (loss, d/du_a, d/du_b and d/dt terms).
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is neither, ``first`` and ``last`` are not whole numbers with
+        2 <= first <= last, or s > 2 is not decided for the ball.
+    """
+    if counts not in ("one-b", "uniform"):
+        raise ValueError(f"counts must be 'one-b' or 'uniform', got {counts!r}")
+    if not (isinstance(first, int) and isinstance(last, int) and 2 <= first <= last):
+        raise ValueError(f"first and last must be whole numbers with 2 <= first <= last, got {first!r}, {last!r}")
+    s, t, u_a, u_b = ball(s), ball(t), ball(u[0]), ball(u[1])
+    if not s > 2:
+        raise ValueError(f"s must exceed 2 (the log-weighted tail uses zeta(s - 1)), got {s}")
+    w = u_b - u_a
+    sums = [arb(0)] * 4
+    for n in range(first, last + 1):
+        n_ball = arb(n)
+        scaled, log_n = n_ball**t, n_ball.log()
+        ks = [1] if counts == "one-b" else range(1, n + 1)
+        inner = [arb(0)] * 4
+        for k in ks:
+            weighted = k * scaled
+            p = weighted / (weighted + (n - k))
+            f = u_a + w * p
+            miss = 1 / (1 + f.exp())
+            terms = (softplus(-f), miss * (1 - p), miss * p, miss * p * (1 - p) * log_n)
+            inner = [a + b for a, b in zip(inner, terms, strict=True)]
+        weight = n_ball ** (-s) if counts == "one-b" else n_ball ** (-s - 1)
+        sums = [a + weight * b for a, b in zip(sums, inner, strict=True)]
+    zeta_s = s.zeta()
+    rest = (s.zeta(arb(last + 1))) / zeta_s
+    rest_log = power_law_log_tail(last, s)
+    loss_bound = softplus(-(u_a.min(u_b)))
+    bounds = (loss_bound * rest, rest, rest, rest_log)
+    return [with_tail(total / zeta_s, bound) for total, bound in zip(sums, bounds, strict=True)]
+
+
+def strip_half_width(w: Number) -> arb:
+    """The half-width ``r = min(pi/2, pi/|w|)`` of the strip of :prf:ref:`lem-strip` (pi/2 when w = 0).
+
+    Parameters
+    ----------
+    w : int, float, Fraction or arb
+        u_b - u_a.
+
+    Returns
+    -------
+    arb
+        A ball containing r.
+    """
+    w, half = ball(w), arb.pi() / 2
+    return half if w == 0 else half.min(arb.pi() / abs(w))
+
+
+def strip_bounds(u: tuple[Number, Number]) -> tuple[arb, arb, arb, arb]:
+    """The bounds M of :prf:ref:`lem-strip`: ``(l(min(u_a, u_b)) + pi/2, 1, 1, 1)`` with
+    ``l(z) = log(1 + e^(-z))`` of :prf:ref:`def-data`.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of arb
+        The bounds on ``|Phi_l|``, ``|Phi_a|``, ``|Phi_b|``, ``|Phi_t|``.
+    """
+    u_a, u_b = ball(u[0]), ball(u[1])
+    return softplus(-(u_a.min(u_b))) + arb.pi() / 2, arb(1), arb(1), arb(1)
+
+
+@_precise
+def strip_terms(z: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
+    """The four per-string terms of :prf:ref:`lem-strip` at a complex ball ``z``, in ball arithmetic.
+
+    With ``sigma(v) = 1 / (1 + e^(-v))`` and ``f = u_a + (u_b - u_a) sigma(z)``::
+
+        Phi_l = log(1 + e^(-f))   (principal branch),   Phi_a = sigma(-f) sigma(-z),
+        Phi_b = sigma(-f) sigma(z),                     Phi_t = sigma(-f) sigma(z) sigma(-z).
+
+    Parameters
+    ----------
+    z : acb
+        The point (a complex ball: every point of it is covered).
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of acb
+        Balls containing Phi_l, Phi_a, Phi_b, Phi_t at every point of ``z``.
+    """
+    z = acb(z)
+    u_a, u_b = acb(ball(u[0])), acb(ball(u[1]))
+
+    def logistic(v: acb) -> acb:
+        return 1 / (1 + (-v).exp())
+
+    f = u_a + (u_b - u_a) * logistic(z)
+    miss = logistic(-f)
+    return (1 + (-f).exp()).log(), miss * logistic(-z), miss * logistic(z), miss * logistic(z) * logistic(-z)
+
+
+def _monomial_integral(power: int, denominator: int) -> Fraction:
+    """int_{-1/2}^{1/2} u^power / denominator du, exactly."""
+    if power % 2:
+        return Fraction(0)
+    return Fraction(2, (power + 1) * denominator) * Fraction(1, 2) ** (power + 1)
+
+
+def midpoint_constants() -> dict[str, Fraction]:
+    """The constants of :prf:ref:`lem-midpoint-sum` and :prf:ref:`thm-tail-expansion` as exact rationals, from their
+    derivation: per cell int u^4/24 = 1/1920 and (1/24) int u^2/2 = 1/576 (cell constant
+    13/5760); the end term (1/24)(h^3/3 at h = 1/2) = 1/576; C_A's 13/360 = (13/5760) 2 24 / 3 and
+    1/48 = (1/576) 2 6; E_out's 13/240 = 24 (13/5760) and 1/96 = 6/576."""
+    fourth = _monomial_integral(4, 24)
+    second = _monomial_integral(2, 2)
+    cell = fourth + second * second
+    difference = Fraction(1, 3) * Fraction(1, 2) ** 3  # h^3/3 at h = 1/2
+    end = second * difference
+    return {
+        "cell_fourth": fourth,
+        "cell_second": second,
+        "cell": cell,
+        "end": end,
+        "C_A_cells": cell * 2 * 24 / 3,
+        "C_A_ends": end * 2 * 6,
+        "E_out_cells": 24 * cell,
+        "E_out_end": 6 * end,
+    }

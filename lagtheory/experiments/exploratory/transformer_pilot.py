@@ -1,0 +1,305 @@
+"""EXPLORATORY pilot of the standard small transformer (issue 32), run before the registered transformer
+study (``book/registration.md``, its transformer section) on seeds of its own, never the confirmatory ones.
+Nothing here is a confirmatory claim: the pilot chooses what the registration then freezes.
+
+Stages (each a set of units of :func:`run_unit`, run by :func:`lagtheory.experiments.engine.distributed.run_units`):
+
+* ``configuration``: every language of :data:`~lagtheory.experiments.exploratory.studies.TRANSFORMER_STUDY_LANGUAGES`
+  under each configuration of :data:`CONFIGURATIONS` (attention scaling none or log n; learned,
+  sinusoidal or first-marked positions; one layer), joint and lag (warm-up T/4) at Adam's step
+  size 0.01 with the standard initialisation (:data:`PILOT_TRAINING`), on the 8 seeds
+  :data:`CONFIGURATION_SEEDS`, once in float64 and once in float32 arithmetic (the float32 question of
+  issue 32, item 5);
+* ``tuning`` (after the configuration is chosen): the chosen configuration at every rate of
+  :data:`RATES` (half a decade apart), joint and lag at warm-up fractions 1/8, 1/4, 1/2 of the budget, on
+  the 16 seeds :data:`PILOT_SEEDS`, evaluated on the validation set (test seed + 500, as the confirmatory
+  study's tuning); it gives the fit gate, each schedule's best configuration, the shared rate, and the
+  rates of the power calculation;
+* ``diagnostics``: the languages that fail the fit gate under the chosen configuration, again with two
+  layers and with the previous-token input (:class:`~lagtheory.experiments.tasks.transformer.model.TransformerShape`),
+  at the shared rates' grid, to report what they give.
+
+The command::
+
+    python -m lagtheory.experiments.exploratory.transformer_pilot --stage configuration|tuning|diagnostics
+        [--output PATH] [--workers N] [--quiet]
+
+writes the stage's record (default ``runs/transformer_pilot/<stage>.json.gz``; the committed copies are in
+``book/data/transformer_pilot/``). Per row and seed it stores the outcomes of
+:func:`lagtheory.experiments.tasks.transformer.task.row_outcomes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..confirmatory.records import write_gzipped
+from ..engine.cells import TrainingConfig, check_seeds, run_rows
+from ..engine.distributed import run_units
+from ..tasks.transformer.task import TransformerLanguageRuns, TransformerSetting, row_outcomes
+from .records import config_from_dict, config_to_dict, versions
+from .studies import TRANSFORMER_STUDY_LANGUAGES
+
+FORMAT = "lagtheory-transformer-pilot-1"
+STAGES = ("configuration", "tuning", "diagnostics")
+OUTPUT_FOLDER = Path("runs") / "transformer_pilot"
+PILOT_SEEDS: tuple[int, ...] = tuple(range(300_000, 300_016))
+"""The pilot's seeds; no other run uses them (the confirmatory study 100000..100099, the exploratory
+records 0..29 and 0..59, issue 21's pilot 100..105, calibration 1000000..1000004, the predictor
+2000000..2000031)."""
+CONFIGURATION_SEEDS = PILOT_SEEDS[:8]
+"""The seeds of the configuration stage."""
+PILOT_SETTING = TransformerSetting(initialisation="standard", eval_chunk=16)
+"""The data and tests (N0 = 16, tested at 16, 64, 256) with the standard initialisation; the other
+architecture fields are set by each configuration."""
+PILOT_TRAINING = TrainingConfig(
+    steps=300,
+    attention_lr=0.01,
+    output_lr=0.01,
+    warm_steps=75,
+    big_step=0.75,
+    batch_size=32,
+    optimiser="adam",
+    output_scale=1.0,
+    attention_init="random",
+    attention_scale=1.0,
+)
+"""Adam at 0.01, T = 300, batches of 32; every draw at scale 1, which with the standard initialisation
+makes the weight matrices LeCun-normal, the embeddings N(0, 1) and the biases 0."""
+CONFIGURATIONS: tuple[dict[str, Any], ...] = tuple(
+    {"scaling": scaling, "positions": positions, "layers": 1}
+    for scaling in ("none", "log")
+    for positions in ("learned", "sinusoidal", "first")
+)
+"""The configuration stage's architectures (6), one layer; two layers are tried in the diagnostics stage
+(a first attempt over 16 architectures, with two layers and without positions, was stopped after 8 units:
+at about 40 s a unit on the shared machine it would have taken about 1.5 hours; its units were discarded)."""
+COMPUTE_DTYPES = ("float64", "float32")
+RATES = (0.001, 0.00316, 0.01, 0.0316, 0.1)
+"""Adam's base rates of the tuning stage, half a decade apart."""
+WARM_FRACTIONS = (0.125, 0.25, 0.5)
+"""Lag's warm-up fractions of the budget in the tuning stage."""
+VALIDATION_SEED_OFFSET = 500
+"""The tuning stage evaluates on the test words drawn from the test seed plus this (the validation set)."""
+
+
+def training_at(rate: float, warm_fraction: float = 0.25, base: TrainingConfig = PILOT_TRAINING) -> TrainingConfig:
+    """``base`` at step size ``rate`` for both groups, lag's warm-up ``round(T * warm_fraction)`` steps.
+
+    Parameters
+    ----------
+    rate : float
+        The step size of both groups, > 0.
+    warm_fraction : float, optional
+        Lag's warm-up as a fraction of the budget, in (0, 1).
+    base : TrainingConfig, optional
+        The rest of the configuration.
+
+    Returns
+    -------
+    TrainingConfig
+        The configuration.
+    """
+    warm = max(1, round(base.steps * warm_fraction))
+    return dataclasses.replace(base, attention_lr=rate, output_lr=rate, warm_steps=warm, big_step=rate * warm)
+
+
+def unit_payload(
+    language: str, setting: TransformerSetting, rows: Sequence[tuple[str, TrainingConfig]], seeds: Sequence[int]
+) -> dict[str, Any]:
+    """A unit: the rows (schedule, training) of one language and setting, trained together on ``seeds``.
+
+    Parameters
+    ----------
+    language : str
+        A transformer language.
+    setting : TransformerSetting
+        The data, tests and architecture.
+    rows : sequence of (str, TrainingConfig)
+        The rows, sharing the optimiser and batch size.
+    seeds : sequence of int
+        The seeds.
+
+    Returns
+    -------
+    dict
+        JSON-ready.
+    """
+    return {
+        "language": language,
+        "setting": config_to_dict(setting),
+        "rows": [{"schedule": schedule, "training": config_to_dict(config)} for schedule, config in rows],
+        "seeds": list(check_seeds(seeds)),
+    }
+
+
+def _stored(values: Any) -> Any:
+    """Per-seed values (nested) as JSON-ready numbers: booleans kept, non-finite floats as None."""
+    if np.ndim(values) > 0:
+        return [_stored(value) for value in values]
+    if isinstance(values, (bool, np.bool_)):
+        return bool(values)
+    return float(values) if np.isfinite(values) else None
+
+
+def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Train a unit's rows (:func:`unit_payload`) in one batched engine call and return, per row, its
+    schedule, training and per-seed outcomes (:func:`~lagtheory.experiments.tasks.transformer.task.row_outcomes`),
+    with ``seconds`` of wall time and ``cpu_seconds`` of this process's CPU time.
+
+    Parameters
+    ----------
+    payload : mapping
+        :func:`unit_payload`'s output.
+
+    Returns
+    -------
+    dict
+        ``rows``, ``seconds``, ``cpu_seconds``.
+    """
+    start, cpu = time.perf_counter(), time.process_time()
+    setting = config_from_dict(TransformerSetting, payload["setting"])
+    task = TransformerLanguageRuns(payload["language"], setting)
+    rows = [(row["schedule"], config_from_dict(TrainingConfig, row["training"])) for row in payload["rows"]]
+    result = run_rows(task, rows, payload["seeds"])
+    outcomes = row_outcomes(result.metrics, result.losses)
+    stored = []
+    for k, row in enumerate(payload["rows"]):
+        values = {name: _stored(value[k]) for name, value in outcomes.items()}
+        stored.append({**row, "values": values})
+    return {"rows": stored, "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+
+
+def configuration_units() -> dict[str, dict[str, Any]]:
+    """The configuration stage's units (module docstring): one per language, configuration and arithmetic.
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> payload.
+    """
+    units = {}
+    rows = [("joint", PILOT_TRAINING), ("lag", PILOT_TRAINING)]
+    for dtype in COMPUTE_DTYPES:
+        for configuration in CONFIGURATIONS:
+            setting = dataclasses.replace(PILOT_SETTING, compute_dtype=dtype, **configuration)
+            tag = "-".join(f"{value}" for value in configuration.values())
+            for language in TRANSFORMER_STUDY_LANGUAGES:
+                units[f"configuration-{dtype}-{tag}-{language}"] = unit_payload(
+                    language, setting, rows, CONFIGURATION_SEEDS
+                )
+    return units
+
+
+CHOSEN: dict[str, Any] = {"scaling": "log", "positions": "first", "layers": 1}
+"""The configuration the configuration stage chose (the registration states why)."""
+SEED_CHUNK = 8
+"""Seeds per unit of the tuning and diagnostics stages (units stay small in memory, and both workers busy)."""
+
+
+def tuning_rows() -> list[tuple[str, TrainingConfig]]:
+    """The tuning stage's rows of a language: per rate of :data:`RATES`, joint and lag at every warm-up
+    fraction of :data:`WARM_FRACTIONS`.
+
+    Returns
+    -------
+    list of (str, TrainingConfig)
+        The rows.
+    """
+    rows = []
+    for rate in RATES:
+        rows.append(("joint", training_at(rate)))
+        rows.extend(("lag", training_at(rate, fraction)) for fraction in WARM_FRACTIONS)
+    return rows
+
+
+def tuning_setting(configuration: Mapping[str, Any] = CHOSEN) -> TransformerSetting:
+    """The tuning stage's setting: the chosen ``configuration``, float64, the validation set.
+
+    Parameters
+    ----------
+    configuration : mapping, optional
+        Architecture fields of :class:`~lagtheory.experiments.tasks.transformer.task.TransformerSetting`.
+
+    Returns
+    -------
+    TransformerSetting
+        The setting.
+    """
+    return dataclasses.replace(
+        PILOT_SETTING, test_seed=PILOT_SETTING.test_seed + VALIDATION_SEED_OFFSET, **configuration
+    )
+
+
+def tuning_units() -> dict[str, dict[str, Any]]:
+    """The tuning stage's units (module docstring): per language and chunk of :data:`SEED_CHUNK` seeds.
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> payload.
+    """
+    setting = tuning_setting()
+    return {
+        f"tuning-{language}-{start}": unit_payload(
+            language, setting, tuning_rows(), PILOT_SEEDS[start : start + SEED_CHUNK]
+        )
+        for language in TRANSFORMER_STUDY_LANGUAGES
+        for start in range(0, len(PILOT_SEEDS), SEED_CHUNK)
+    }
+
+
+STAGE_UNITS = {"configuration": configuration_units, "tuning": tuning_units}
+"""Stage -> its units."""
+
+
+def main(arguments: list[str] | None = None) -> Path:
+    """Run a stage's units and write its record (module docstring); returns the record's path.
+
+    Parameters
+    ----------
+    arguments : list of str, optional
+        The command line (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    pathlib.Path
+        The record written.
+    """
+    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parse.add_argument("--stage", choices=tuple(STAGE_UNITS), required=True)
+    parse.add_argument("--output", type=Path, default=None, help="default runs/transformer_pilot/<stage>.json.gz")
+    parse.add_argument("--workers", type=int, default=2)
+    parse.add_argument("--quiet", action="store_true")
+    args = parse.parse_args(arguments)
+    output = args.output or OUTPUT_FOLDER / f"{args.stage}.json.gz"
+    folder = OUTPUT_FOLDER / f"{args.stage}.units"
+    torch.set_num_threads(1)
+    units = STAGE_UNITS[args.stage]()
+    results = run_units(units, run_unit, folder, workers=args.workers, progress=not args.quiet)
+    command = shlex.join(["python", "-m", "lagtheory.experiments.exploratory.transformer_pilot", *(arguments or sys.argv[1:])])
+    record = {
+        "format": FORMAT,
+        "exploratory": True,
+        "stage": args.stage,
+        "command": command,
+        "versions": versions(),
+        "units": {name: {**{k: v for k, v in units[name].items() if k != "rows"}, **results[name]} for name in units},
+    }
+    write_gzipped(record, output)
+    print(f"wrote {output}", file=sys.stderr)
+    return output
+
+
+if __name__ == "__main__":
+    main()
