@@ -1,0 +1,202 @@
+"""The registered transformer study (lagtheory.experiments.confirmatory.transformer; book/registration.md, its
+transformer section).
+
+The design is frozen data: the committed file is what the stated rules derive from the pilot's committed tuning
+record (recomputed here), the registered section quotes its SHA-256 and is the text written from it, and the
+loader refuses any other file. Git order: the registration's hash file was committed before every study
+record that carries it (checked on this repository's history, and shown to catch the wrong order on a scratch
+repository). The tuning rules and the gate are checked by hand on small synthetic pilots; the study's rows,
+units and the record's hash are checked on the registered design.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lagtheory.experiments.confirmatory import registration as G
+from lagtheory.experiments.confirmatory import transformer as S
+from lagtheory.experiments.exploratory import transformer_pilot as P
+
+ROOT = Path(__file__).resolve().parents[1]
+DESIGN = ROOT / S.DESIGN_FILE
+PAGE = ROOT / G.PAGE
+RECORDS = sorted((ROOT / S.STUDY_FOLDER).glob("*.json*")) if (ROOT / S.STUDY_FOLDER).exists() else []
+
+
+def _values(test_losses, recognised_n0, failed=None, recognised=None):
+    n = len(test_losses)
+    return {
+        "test_loss": list(test_losses),
+        "recognised_at": [[bool(r), False, False] for r in recognised_n0],
+        "failed": list(failed if failed is not None else [False] * n),
+        "recognised": list(recognised if recognised is not None else [False] * n),
+    }
+
+
+def _row(rate, warm, values):
+    return {"rate": rate, "warm_fraction": warm, "seeds": list(range(len(values["test_loss"]))), "values": values}
+
+
+def test_tuning_rules_by_hand():
+    """Two rates; lag at 1/8 and 1/4. Criterion = mean log10 of min(loss, log 2) (None counts as log 2)."""
+    log2 = np.log(2.0)
+    rows = {
+        "joint rate=0.01": _row(0.01, None, _values([0.1, 0.1], [1, 1])),  # criterion -1
+        "joint rate=0.1": _row(0.1, None, _values([0.1, 0.1], [1, 1])),  # tie: the smaller rate wins
+        "lag rate=0.01 warm=0.125": _row(0.01, 0.125, _values([0.01, None], [1, 0])),  # (-2 + log10 log 2)/2
+        "lag rate=0.01 warm=0.25": _row(0.01, 0.25, _values([1.0, 1.0], [0, 0])),  # capped: log10 log 2
+        "lag rate=0.1 warm=0.125": _row(0.1, 0.125, _values([0.001, 0.001], [1, 1])),  # -3, the best lag
+        "lag rate=0.1 warm=0.25": _row(0.1, 0.25, _values([0.001, 0.01], [1, 1])),  # -2.5
+    }
+    found = S.tuned(rows)
+    assert found["joint"]["rate"] == 0.01 and found["joint"]["criterion"] == pytest.approx(-1.0)
+    assert found["lag"] == {"rate": 0.1, "warm_fraction": 0.125, "criterion": pytest.approx(-3.0)}
+    # shared: rate 0.01: (-1 + log10 log 2) / 2 = -0.58; rate 0.1: (-1 - 2.5) / 2 = -1.75 -> 0.1
+    assert found["shared_rate"] == 0.1
+    assert S.criterion(rows["lag rate=0.01 warm=0.125"]["values"]) == pytest.approx((-2 + np.log10(log2)) / 2)
+    gate = S.gate(rows)
+    assert gate["passes"] and gate["share"] == 1.0 and gate["row"] == "joint rate=0.01"
+    failing = {k: _row(0.01, None, _values([0.1] * 10, [1] * 8 + [0] * 2)) for k in ("joint rate=0.01",)}
+    assert not S.gate(failing)["passes"] and S.gate(failing)["share"] == 0.8
+
+
+def test_planning_pools_the_discordant_pairs():
+    rows = {
+        "joint rate=0.01": _row(0.01, None, _values([0.1] * 4, [1] * 4, [True, True, False, False], [0, 0, 1, 1])),
+        "lag rate=0.01 warm=0.25": _row(
+            0.01, 0.25, _values([0.1] * 4, [1] * 4, [False, True, False, True], [1, 0, 1, 0])
+        ),
+    }
+    choice = {"shared_rate": 0.01, "joint": {"rate": 0.01}, "lag": {"rate": 0.01, "warm_fraction": 0.25}}
+    plan = S.planning({"A": rows, "B": rows}, {"A": choice, "B": choice}, ["A", "B"])
+    # failure: only joint fails on seed 0 (lag's favour), only lag on seed 3 -> 1/4 each way
+    assert plan["effects"]["shared"]["failure"]["p10"] == 0.25 and plan["effects"]["shared"]["failure"]["p01"] == 0.25
+    # recognition: only lag on seed 0, only joint on seed 3
+    assert plan["effects"]["best"]["recognition"] == {"p10": 0.25, "p01": 0.25, "needed": None}
+    assert plan["level"] == 0.025 and plan["seeds"] == S.MAX_SEEDS
+
+
+needs_design = pytest.mark.skipif(not DESIGN.exists(), reason="the design is not written yet")
+
+
+@needs_design
+def test_the_design_file_is_what_the_rules_derive_from_the_pilot():
+    configuration = {**P.CHOSEN, "compute_dtype": S.COMPUTE_DTYPE}
+    derived = S.derive_design(S.load_pilot("tuning", ROOT / S.PILOT_FOLDER), configuration)
+    assert S.design_text(derived) == DESIGN.read_text(encoding="utf-8")
+
+
+@needs_design
+def test_the_registered_section_quotes_the_design_and_is_written_from_it():
+    text = PAGE.read_text(encoding="utf-8")
+    quoted = S.registered_design_hash(PAGE)
+    assert quoted == S.design_hash(DESIGN)
+    design = S.load_design(DESIGN, PAGE)
+    assert G.registered_section(text, "transformer") == S.registered_text(design, quoted) + "\n"
+    assert G.page_hash(PAGE, "transformer") == G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    assert G.page_hash(PAGE) == G.stored_hash(ROOT / G.HASH_FILE)  # the confirmatory section did not move
+
+
+@needs_design
+def test_the_loader_refuses_another_design(tmp_path):
+    changed = tmp_path / "design.json"
+    changed.write_text(DESIGN.read_text(encoding="utf-8").replace('"alpha": 0.05', '"alpha": 0.1'))
+    with pytest.raises(ValueError, match="not the registered design"):
+        S.load_design(changed, PAGE)
+
+
+@needs_design
+def test_the_seeds_are_fresh_and_the_rows_are_the_design():
+    design = S.load_design(DESIGN, PAGE)
+    used = set(range(30)) | set(range(100, 106)) | set(P.PILOT_SEEDS) | set(G.CONFIRMATORY_SEEDS)
+    assert not set(design["seeds"]) & used
+    for language in [*design["compared"], design["control"]]:
+        rows = S.study_rows(design, language)
+        rates = [config.output_lr for name, config in rows if name == "joint"]
+        assert rates == design["rates"]
+        lag = design["choices"].get(language, {}).get("lag")
+        if lag is not None and lag["warm_fraction"] != 0.25:
+            assert rows[-1][1].warm_steps == round(rows[-1][1].steps * lag["warm_fraction"])
+    units = S.study_units(design, "0" * 64)
+    seeds = sorted(s for u in units.values() if u["language"] == design["control"] for s in u["seeds"])
+    assert seeds == design["seeds"] and all(u["registration"] == "0" * 64 for u in units.values())
+
+
+def _first_added(repository: Path, path: str) -> str | None:
+    """The commit that first added ``path`` (None if never committed)."""
+    found = subprocess.run(
+        ["git", "-C", str(repository), "log", "--diff-filter=A", "--format=%H", "--", path],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return found[-1] if found else None
+
+
+def registered_before(repository: Path, registration: str, records: list[str]) -> list[str]:
+    """The records (paths) not committed strictly after the commit that added ``registration``, on its line."""
+    first = _first_added(repository, registration)
+    late = []
+    for record in records:
+        added = _first_added(repository, record)
+        ancestor = subprocess.run(
+            ["git", "-C", str(repository), "merge-base", "--is-ancestor", str(first), str(added)], check=False
+        )
+        if first is None or added is None or added == first or ancestor.returncode != 0:
+            late.append(record)
+    return late
+
+
+def test_the_order_check_catches_a_record_committed_first(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    (tmp_path / "record.json").write_text("{}")
+    git("add", "record.json")
+    git("commit", "-q", "-m", "a record first")
+    (tmp_path / "hash").write_text("x")
+    (tmp_path / "later.json").write_text("{}")
+    git("add", "hash")
+    git("commit", "-q", "-m", "then the registration")
+    git("add", "later.json")
+    git("commit", "-q", "-m", "then a record")
+    assert registered_before(tmp_path, "hash", ["record.json", "later.json"]) == ["record.json"]
+
+
+@pytest.mark.skipif(not RECORDS, reason="no study record is committed yet")
+def test_the_registration_was_committed_before_every_study_record():
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = [str(path.relative_to(ROOT)) for path in RECORDS]
+    assert registered_before(ROOT, str(G.TRANSFORMER_HASH_FILE), paths) == []
+    assert registered_before(ROOT, str(S.DESIGN_FILE), paths) == []
+
+
+@pytest.mark.skipif(not RECORDS, reason="no study record is committed yet")
+def test_every_study_record_carries_the_transformer_hash():
+    stored = G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    for path in RECORDS:
+        raw = path.read_bytes()
+        content = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+        G.check_record(content, stored)
+
+
+def test_the_chosen_configuration_is_the_configuration_stages_choice():
+    record = S.load_pilot("configuration", ROOT / S.PILOT_FOLDER)
+    assert P.choose_configuration(record) == P.CHOSEN
+    assert record["exploratory"] is True and "registration" not in record
+    seeds = {s for unit in record["units"].values() for s in unit["seeds"]}
+    assert seeds == set(P.CONFIGURATION_SEEDS)
