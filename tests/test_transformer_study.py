@@ -200,3 +200,12 @@ def test_the_chosen_configuration_is_the_configuration_stages_choice():
     assert record["exploratory"] is True and "registration" not in record
     seeds = {s for unit in record["units"].values() for s in unit["seeds"]}
     assert seeds == set(P.CONFIGURATION_SEEDS)
+
+
+@pytest.mark.parametrize(("n", "discordance", "level"), [(50, 0.0, 0.05), (120, 0.03, 0.01), (200, 0.08, 0.0167)])
+def test_equivalence_power_by_enumeration(n, discordance, level):
+    import scipy.stats
+
+    rejected = [k for k in range(n + 1) if scipy.stats.binomtest(k, n, 0.1, alternative="less").pvalue < level]
+    expected = sum(scipy.stats.binom.pmf(k, n, discordance) for k in rejected)
+    assert S.equivalence_power(n, discordance, level) == pytest.approx(expected, rel=1e-9, abs=1e-12)

@@ -24,7 +24,9 @@ set):
   least :data:`GATE_SHARE` of the seeds; PARITY is the control, run but never compared;
 * **seeds**: the smallest n reaching 80% power for each registered McNemar test at Bonferroni's level
   alpha / m (m: the languages compared), under planning effects pooled over those languages in the pilot (the
-  discordant shares at the variant's configurations), capped at :data:`MAX_SEEDS`.
+  discordant shares at the variant's configurations), capped at :data:`MAX_SEEDS`; the power of the
+  equivalence tests at that n is stated beside it;
+* **grid**: the study's step sizes :data:`GRID` (the pilot's five and two above them).
 
 **Runs** (:func:`study_units`): every compared language and the control, joint and lag (T/4) at every rate of
 the grid, plus lag at its tuned configuration where the grid does not hold it, on the registered seeds, with
@@ -59,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.stats
 import torch
 
 from ..engine.distributed import run_units
@@ -88,6 +91,10 @@ WINDOW_SHARE = 0.9
 TARGET_POWER = 0.8
 MAX_SEEDS = 200
 """The most seeds per language the study's compute allows (about 3 hours on two cores)."""
+GRID = (0.001, 0.00316, 0.01, 0.0316, 0.1, 0.316, 1.0)
+"""The study's step-size grid (Adam's base rate, the same for both groups): the pilot's five rates and two
+above them, half a decade apart, so that the window's upper edge can fall inside the grid (every pilot run of
+FIRST succeeded at every pilot rate)."""
 SEARCH_LIMIT = 2000
 """The power calculation looks for the needed seeds up to this many (ten times :data:`MAX_SEEDS`)."""
 FIRST_SEED = 600_000
@@ -354,8 +361,50 @@ def planning(
         }
         for variant in VARIANTS
     }
+    equivalence = {
+        variant: {
+            outcome: equivalence_power(
+                seeds, effects[variant][outcome]["p10"] + effects[variant][outcome]["p01"], level
+            )
+            for outcome in OUTCOMES
+        }
+        for variant in VARIANTS
+    }
     window = {str(p): window_accuracy(seeds, p, WINDOW_SHARE) for p in (0.97, 0.95, 0.8)}
-    return {"level": level, "effects": effects, "seeds": seeds, "power": power, "window": window}
+    return {
+        "level": level,
+        "effects": effects,
+        "seeds": seeds,
+        "power": power,
+        "equivalence_power": equivalence,
+        "window": window,
+    }
+
+
+def equivalence_power(n: int, discordance: float, level: float, margin: float = MARGIN) -> float:
+    """Power of the exact equivalence test of a binary outcome (one-sided ``binomtest(discordant, n, margin,
+    alternative="less")`` below ``level``) when a pair is discordant with probability ``discordance``: the
+    test rejects at k discordant pairs or fewer, k the largest with P(Bin(n, margin) <= k) < level.
+
+    Parameters
+    ----------
+    n : int
+        Pairs, >= 1.
+    discordance : float
+        The true discordance, in [0, 1].
+    level : float
+        The test's level, in (0, 1).
+    margin : float, optional
+        The equivalence margin.
+
+    Returns
+    -------
+    float
+        The power (0 when no count is rejected).
+    """
+    counts = np.arange(n + 1)
+    rejected = counts[scipy.stats.binom.cdf(counts, n, margin) < level]
+    return float(scipy.stats.binom.cdf(rejected[-1], n, discordance)) if rejected.size else 0.0
 
 
 def derive_design(tuning: Mapping[str, Any], configuration: Mapping[str, Any]) -> dict[str, Any]:
@@ -389,7 +438,8 @@ def derive_design(tuning: Mapping[str, Any], configuration: Mapping[str, Any]) -
         "pilot": {"seeds": sorted({s for rows in pilot.values() for s in next(iter(rows.values()))["seeds"]})},
         "setting": config_to_dict(setting),
         "training": training,
-        "rates": list(RATES),
+        "rates": list(GRID),
+        "tuning_rates": list(RATES),
         "languages": list(pilot),
         "compared": compared,
         "control": CONTROL,
@@ -774,7 +824,7 @@ def registered_text(design: Mapping[str, Any], design_sha256: str) -> str:
     power_rows = "\n".join(
         f"| {variant} | {outcome} | {plan['effects'][variant][outcome]['p10']:.4g} | "
         f"{plan['effects'][variant][outcome]['p01']:.4g} | {plan['effects'][variant][outcome]['needed'] or f'> {SEARCH_LIMIT}'} | "
-        f"{plan['power'][variant][outcome]:.4g} |"
+        f"{plan['power'][variant][outcome]:.4g} | {plan['equivalence_power'][variant][outcome]:.4g} |"
         for variant in design["variants"]
         for outcome in design["outcomes"]
     )
@@ -871,10 +921,11 @@ with what the pilot's diagnostics found, not compared.
 Planning effects: the discordant shares in the pilot at each variant's configurations, pooled over the
 compared languages (p10: pairs in lag's favour, p01: in joint's); McNemar's exact power at Bonferroni's level
 {design["alpha"]:g}/{m} (`lagtheory.experiments.statistics.power.mcnemar_power`); target 80%; at most
-{MAX_SEEDS} seeds per language (the study's compute).
+{MAX_SEEDS} seeds per language (the study's compute). The last column is the power of the equivalence test
+(discordance below {design["margin"]:g}) at the same level when the true discordance is p10 + p01.
 
-| variant | outcome | p10 | p01 | seeds for 80% | power at {len(seeds)} seeds |
-|---|---|---|---|---|---|
+| variant | outcome | p10 | p01 | seeds for 80% | power at {len(seeds)} seeds | equivalence power |
+|---|---|---|---|---|---|---|
 {power_rows}
 
 For H4, at {len(seeds)} seeds a rate whose true success probability is 0.97 is counted inside the window with
