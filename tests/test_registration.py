@@ -58,7 +58,8 @@ def test_a_one_character_change_inside_is_caught():
 
 def test_changes_outside_and_line_endings_are_not():
     stored = G.stored_hash(ROOT / G.HASH_FILE)
-    assert G.registration_hash(TEXT.replace("None so far.", "2027-01-01 (UTC), commit abc: an entry.")) == stored
+    outside = TEXT.replace("## Deviations\n", "## Deviations\n\n- 2027-01-01 (UTC), commit abc: an entry.\n")
+    assert outside != TEXT and G.registration_hash(outside) == stored
     assert G.registration_hash(TEXT.replace("\n", "\r\n")) == stored
     assert G.registration_hash(TEXT.replace("\n", "\r")) == stored
 
@@ -98,8 +99,41 @@ def test_every_record_with_a_confirmatory_seed_carries_the_hash():
         if set(content.get("seeds", [])) & set(G.CONFIRMATORY_SEEDS):
             G.check_record(content, stored)
             assert path.parent.name == "confirmatory", path
+        elif path.parent.name == "transformer_study":  # the registered transformer study: its own section's hash
+            G.check_record(content, G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE))
         elif path.parent.name != "confirmatory":
             assert "registration" not in content, path
+
+
+TRANSFORMER_SECTION = G.registered_section(TEXT, "transformer") if G.TRANSFORMER_BEGIN in TEXT else None
+needs_transformer = pytest.mark.skipif(TRANSFORMER_SECTION is None, reason="the transformer section is not written yet")
+
+
+@needs_transformer
+def test_the_transformer_section_hashes_to_its_stored_value_by_two_paths():
+    stored = G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    assert G.page_hash(PAGE, "transformer") == stored
+    raw = PAGE.read_bytes().replace(b"\r\n", b"\n")
+    begin = raw.index(G.TRANSFORMER_BEGIN.encode() + b"\n") + len(G.TRANSFORMER_BEGIN) + 1
+    end = raw.index(b"\n" + G.TRANSFORMER_END.encode()) + 1
+    assert hashlib.sha256(raw[begin:end]).hexdigest() == stored
+    after = TEXT.split(G.TRANSFORMER_END)[1]
+    assert stored in after and stored not in TRANSFORMER_SECTION
+
+
+@needs_transformer
+def test_each_section_has_its_own_hash():
+    """A character changed inside one section moves that section's hash only; the two sections do not overlap."""
+    confirmatory, transformer = G.stored_hash(ROOT / G.HASH_FILE), G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    assert confirmatory != transformer
+    inside = next(line for line in TRANSFORMER_SECTION.splitlines() if "design file SHA-256" in line)
+    changed = TEXT.replace(inside, inside + " ", 1)
+    assert G.registration_hash(changed, "transformer") != transformer and G.registration_hash(changed) == confirmatory
+    changed = TEXT.replace("Each is about lag", "Each is about lag ", 1)
+    assert G.registration_hash(changed) != confirmatory and G.registration_hash(changed, "transformer") == transformer
+    assert TEXT.index(G.END) < TEXT.index(G.TRANSFORMER_BEGIN)
+    with pytest.raises(ValueError, match="section"):
+        G.registered_section(TEXT, "predictor")
 
 
 def test_registered_constants_agree_with_the_page():

@@ -121,9 +121,13 @@ def test_the_seeds_are_fresh_and_the_rows_are_the_design():
         rows = S.study_rows(design, language)
         rates = [config.output_lr for name, config in rows if name == "joint"]
         assert rates == design["rates"]
-        lag = design["choices"].get(language, {}).get("lag")
-        if lag is not None and lag["warm_fraction"] != 0.25:
+        assert len(rows) == 2 * len(design["rates"]) + (language in design["compared"])
+        if (
+            language in design["compared"]
+        ):  # lag at its best warm-up (1/8 for every compared language), besides the grid
+            lag = design["choices"][language]["lag"]
             assert rows[-1][1].warm_steps == round(rows[-1][1].steps * lag["warm_fraction"])
+            assert rows[-1][1].output_lr == lag["rate"] and lag["warm_fraction"] != 0.25
     units = S.study_units(design, "0" * 64)
     seeds = sorted(s for u in units.values() if u["language"] == design["control"] for s in u["seeds"])
     assert seeds == design["seeds"] and all(u["registration"] == "0" * 64 for u in units.values())

@@ -67,7 +67,15 @@ import torch
 from ..engine.distributed import run_units
 from ..exploratory.design import capped_log_loss
 from ..exploratory.records import config_from_dict, config_to_dict, versions
-from ..exploratory.transformer_pilot import CHOSEN, RATES, SEED_CHUNK, run_unit, training_at, unit_payload
+from ..exploratory.transformer_pilot import (
+    CHOSEN,
+    RATES,
+    SEED_CHUNK,
+    WARM_FRACTIONS,
+    run_unit,
+    training_at,
+    unit_payload,
+)
 from ..statistics.power import mcnemar_power, smallest_n, window_accuracy
 from ..tasks.transformer.task import TransformerSetting
 from .analysis import binary_outcome, family_verdicts, window_outcome, window_verdict
@@ -132,6 +140,25 @@ def load_pilot(stage: str, folder: Path = PILOT_FOLDER) -> dict[str, Any]:
         return json.load(handle)
 
 
+def warm_fraction(warm_steps: int, steps: int) -> float:
+    """The warm-up fraction of :data:`~lagtheory.experiments.exploratory.transformer_pilot.WARM_FRACTIONS` that
+    gives ``warm_steps`` of ``steps`` (``round(steps * fraction)``), or ``warm_steps / steps`` if none does.
+
+    Parameters
+    ----------
+    warm_steps : int
+        Lag's warm-up.
+    steps : int
+        The budget T.
+
+    Returns
+    -------
+    float
+        The fraction.
+    """
+    return next((f for f in WARM_FRACTIONS if max(1, round(steps * f)) == warm_steps), warm_steps / steps)
+
+
 def pilot_rows(record: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     """The rows of a pilot record by language and row key (``joint rate=<r>`` or ``lag rate=<r> warm=<f>``),
     each with its per-seed values concatenated over the record's seed chunks, in seed order.
@@ -151,7 +178,7 @@ def pilot_rows(record: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]
         for row in unit["rows"]:
             training = row["training"]
             rate = training["output_lr"]
-            warm = None if row["schedule"] == "joint" else training["warm_steps"] / training["steps"]
+            warm = None if row["schedule"] == "joint" else warm_fraction(training["warm_steps"], training["steps"])
             key = f"joint rate={rate:g}" if warm is None else f"lag rate={rate:g} warm={warm:g}"
             entry = found.setdefault(unit["language"], {}).setdefault(
                 key, {"rate": rate, "warm_fraction": warm, "seeds": [], "values": {}}
