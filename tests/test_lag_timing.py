@@ -125,6 +125,8 @@ def test_traces_follow_the_run_and_end_at_the_final_parameters():
     found = L.run_timing(task, config, [400_000, 400_001])
     assert found["output"].shape == (2, 21) and found["attention"].shape == (2, 21)
     assert np.allclose(found["output"][:, -1], 1.0, rtol=0, atol=1e-12)
+    assert np.allclose(found["projection"][:, -1], 1.0, rtol=0, atol=1e-12)
+    assert np.all(np.abs(found["output"]) <= 1 + 1e-12)
     mask = task.mask.numpy()
     uniform = (mask.sum(axis=1) / mask.shape[1])[mask.any(axis=1)].mean()
     assert np.allclose(found["attention"][:, 0], uniform, rtol=0, atol=1e-12)

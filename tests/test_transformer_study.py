@@ -213,3 +213,80 @@ def test_equivalence_power_by_enumeration(n, discordance, level):
     rejected = [k for k in range(n + 1) if scipy.stats.binomtest(k, n, 0.1, alternative="less").pvalue < level]
     expected = sum(scipy.stats.binom.pmf(k, n, discordance) for k in rejected)
     assert S.equivalence_power(n, discordance, level) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def _unit(language, rows, seeds):
+    """A study unit as run_unit returns it, rows (schedule, rate, warm fraction, per-seed values)."""
+    return {
+        "language": language,
+        "seeds": seeds,
+        "rows": [
+            {
+                "schedule": schedule,
+                "training": {"output_lr": rate, "warm_steps": round(300 * (warm or 0.25)), "steps": 300},
+                "values": values,
+            }
+            for schedule, rate, warm, values in rows
+        ],
+    }
+
+
+def test_analyse_by_hand(monkeypatch):
+    """A toy design (two compared languages, two rates, six seeds in two units) and a record built by hand:
+    the counts, rates, windows and the control's count are the ones written here; the verdicts follow Holm."""
+    stored = "a" * 64
+    monkeypatch.setattr(S, "stored_hash", lambda path: stored)
+    design = {
+        "compared": ["L1", "L2"],
+        "control": "C",
+        "rates": [0.01, 0.1],
+        "seeds": list(range(6)),
+        "choices": {
+            lang: {"shared_rate": 0.1, "joint": {"rate": 0.01}, "lag": {"rate": 0.1, "warm_fraction": 0.125}}
+            for lang in ("L1", "L2")
+        },
+        "plan": {"power": {v: dict.fromkeys(S.OUTCOMES, 0.5) for v in S.VARIANTS}},
+    }
+    ok = {"failed": [False] * 3, "recognised": [True] * 3, "recognised_at": [[True, True, True]] * 3}
+    bad = {"failed": [True] * 3, "recognised": [False] * 3, "recognised_at": [[True, False, False]] * 3}
+    units = {}
+    for lang in ("L1", "L2"):
+        for start in (0, 3):
+            lag_fails = lang == "L2"  # on L2 lag fails on every seed at 0.1 (T/4), joint never
+            units[f"{lang}-{start}"] = _unit(
+                lang,
+                [
+                    ("joint", 0.01, None, ok),
+                    ("lag", 0.01, 0.25, ok),
+                    ("joint", 0.1, None, ok),
+                    ("lag", 0.1, 0.25, bad if lag_fails else ok),
+                    ("lag", 0.1, 0.125, ok),
+                ],
+                [start, start + 1, start + 2],
+            )
+    for start in (0, 3):
+        units[f"C-{start}"] = _unit(
+            "C",
+            [("joint", r, None, bad) for r in (0.01, 0.1)] + [("lag", r, 0.25, bad) for r in (0.01, 0.1)],
+            [start, start + 1, start + 2],
+        )
+    record = {"registration": stored, "seeds": list(range(6)), "units": units}
+    found = S.analyse(record, design, resamples=200)
+    shared = found["outcomes"]["failure"]["shared"]
+    assert (shared["L1"]["lag_better"], shared["L1"]["joint_better"]) == (0, 0)
+    assert (shared["L2"]["lag_better"], shared["L2"]["joint_better"]) == (0, 6)
+    assert shared["L2"]["p"] == pytest.approx(2 / 64) and shared["L2"]["lag_rate"] == 1.0
+    # Holm over two: L2's p = 1/32 times 2 = 1/16 > 0.05: undetermined; L1: no discordance; equivalence p = 0.9^6
+    assert shared["L2"]["verdict"] == "undetermined" and shared["L1"]["verdict"] == "undetermined"
+    assert shared["L1"]["p_equivalence"] == pytest.approx(0.9**6)
+    best = found["outcomes"]["recognition"]["best"]
+    assert best["L2"]["lag_rate"] == 1.0 and best["L2"]["joint_rate"] == 1.0  # joint at 0.01, lag at 0.1 and 1/8
+    assert found["lengths"]["L2"]["shared"] == {"joint": [6, 6, 6], "lag": [6, 0, 0]}
+    window = found["window"]
+    assert window["L1"]["joint_window"] == [0.01, 0.1] and window["L1"]["lag_window"] == [0.01, 0.1]
+    assert window["L2"]["lag_window"] == [0.01] and window["L2"]["ratio"] == 0.5
+    assert found["control"] == dict.fromkeys(
+        ["joint rate=0.01", "joint rate=0.1", "lag rate=0.01 warm=0.25", "lag rate=0.1 warm=0.25"], 0
+    )
+    with pytest.raises(ValueError, match="registration"):
+        S.analyse({**record, "registration": "b" * 64}, design)

@@ -4,10 +4,13 @@ The title's claim, measured directly rather than through a schedule that forces 
 (both groups from the first step, no warm-up), the engine records before every step (the task's
 ``observe``, :class:`TimedTask`):
 
-* the **output layer's progress**: the readout's component along its final value, <w_t, w_T> / |w_T|^2
-  (1 at the end; its alignment with the final readout times its relative length), with w_t and w_T
+* the **output layer's progress**, read two ways from the readout w_t and its final value w_T, both
   centred (their mean subtracted: a constant added to every entry changes neither model's output, since
-  the one-layer model's pooled vector and the transformer's layer-normed vector sum to a constant);
+  the one-layer model's pooled vector and the transformer's layer-normed vector sum to a constant): its
+  *direction*, the alignment cos(w_t, w_T) (the primary reading: when the readout points the way it will
+  end), and its *projection*, <w_t, w_T> / |w_T|^2, the component along the final value (which also counts
+  the readout's growth in length, and under the logistic loss the length keeps growing while the margins
+  do);
 * the **attention's progress**: the attention mass on the positions that decide the word
   (:func:`deciding_positions`), averaged over a fixed set of probe words of the training length (both
   classes; words without a deciding position left out): for the one-layer model of the book
@@ -17,8 +20,11 @@ The title's claim, measured directly rather than through a schedule that forces 
 Each curve X(t), t = 0..T (the last point after the last step), is turned into its share of the whole
 change, P(t) = (X(t) - X(0)) / (X(T) - X(0)); the **half-time** of a seed is the first step at which
 P(t) >= 1/2 (undefined when X(T) <= X(0): no net progress). Attention *lags* on a seed when its half-time
-is later than the output layer's. Per language (:func:`summary`): the paired differences (attention's
-half-time minus the output's) over the seeds where both are defined, their mean with a 95% BCa interval
+is later than the output layer's (by its direction; the projection gives a second reading). Per language
+(:func:`summary`): the paired differences (attention's half-time minus the output's) over the seeds where both
+are defined (a two-letter one-layer model's centred readout has one direction up to sign, so a seed whose
+readout starts with the right sign has no net progress of its direction and is left out), their mean with a
+95% BCa interval
 (:func:`lagtheory.experiments.statistics.paired.bootstrap_interval`), their median, and how many seeds lag.
 
 Two models: the book's one-layer model on the language study's tasks, in the chapter's regime
@@ -328,8 +334,9 @@ def run_timing(task: TimedTask, config: TrainingConfig, seeds: Sequence[int]) ->
     Returns
     -------
     dict of str to ndarray
-        ``output`` and ``attention`` (seeds, T + 1): the readout's component along its final value and the
-        attention mass at every step and after the last; ``output_half``, ``attention_half`` (seeds,): the half-times; ``loss`` (seeds, T).
+        ``output``, ``projection`` and ``attention`` (seeds, T + 1): the readout's alignment with its final
+        value, its component along it, and the attention mass, at every step and after the last;
+        ``projection_half``, ``output_half``, ``attention_half`` (seeds,): the half-times; ``loss`` (seeds, T).
     """
     result = run_rows(task, [("joint", config)], seeds, evaluate=False)
     final = {name: torch.from_numpy(value) for name, value in result.final.items()}
@@ -337,15 +344,19 @@ def run_timing(task: TimedTask, config: TrainingConfig, seeds: Sequence[int]) ->
     last = final[task.readout_name][0].numpy()
     last = last - last.mean(axis=-1, keepdims=True)
     path = np.concatenate([readout, last[..., None]], axis=-1)
+    along = np.einsum("sdt,sd->st", path, last)
     with np.errstate(divide="ignore", invalid="ignore"):
-        output = np.einsum("sdt,sd->st", path, last) / np.einsum("sd,sd->s", last, last)[:, None]
+        projection = along / np.einsum("sd,sd->s", last, last)[:, None]
+        output = along / (np.linalg.norm(path, axis=1) * np.linalg.norm(last, axis=-1)[:, None])
     attention = np.concatenate(
         [result.traces["attention_mass"][0], task.attention_mass(final)[0].numpy()[:, None]], axis=-1
     )
     return {
         "output": output,
+        "projection": projection,
         "attention": attention,
         "output_half": half_times(output),
+        "projection_half": half_times(projection),
         "attention_half": half_times(attention),
         "loss": result.losses[0],
     }
@@ -381,6 +392,11 @@ def summary(output_half: NDArray[np.float64], attention_half: NDArray[np.float64
     }
 
 
+def _rounded(values: NDArray[np.float64], digits: int = 6) -> NDArray[np.float64]:
+    """Values rounded to ``digits`` significant digits (as :func:`_stored` writes them), non-finite kept."""
+    return np.vectorize(lambda v: float(f"{v:.{digits}g}") if np.isfinite(v) else v, otypes=[np.float64])(values)
+
+
 def _stored(values: NDArray[np.float64], digits: int = 6) -> list:
     """Values as JSON-ready lists, rounded to ``digits`` significant digits, non-finite as None."""
     if np.ndim(values) > 0:
@@ -405,17 +421,24 @@ def measure(model: Model, seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
     Returns
     -------
     dict of str to dict
-        Language -> ``training``, ``output_half``, ``attention_half``, ``output``, ``attention`` (per seed),
-        ``summary``, ``seconds``.
+        Language -> ``training``, the half-times and curves of :func:`run_timing` (per seed), ``summary``
+        (attention against the readout's direction), ``summary_projection`` (against its projection), ``seconds``.
     """
     found = {}
     for language, (build, config) in model.items():
         start = time.perf_counter()
         timed = run_timing(build(), config, seeds)
+        for curve in ("output", "projection", "attention"):  # the half-times of the curves as stored
+            timed[curve] = _rounded(timed[curve])
+            timed[f"{curve}_half"] = half_times(timed[curve])
         found[language] = {
             "training": config_to_dict(config),
-            **{key: _stored(timed[key]) for key in ("output_half", "attention_half", "output", "attention")},
+            **{
+                key: _stored(timed[key])
+                for key in ("output_half", "projection_half", "attention_half", "output", "projection", "attention")
+            },
             "summary": summary(timed["output_half"], timed["attention_half"]),
+            "summary_projection": summary(timed["projection_half"], timed["attention_half"]),
             "seconds": time.perf_counter() - start,
         }
     return found
