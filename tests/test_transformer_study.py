@@ -290,3 +290,92 @@ def test_analyse_by_hand(monkeypatch):
     )
     with pytest.raises(ValueError, match="registration"):
         S.analyse({**record, "registration": "b" * 64}, design)
+
+
+def _flags(failed: bool, recognised: bool, n: int) -> dict:
+    """Per-seed values of a row where every seed has the same outcome (recognised at every test length or at N0 only)."""
+    return {
+        "failed": [failed] * n,
+        "recognised": [recognised] * n,
+        "recognised_at": [[True, recognised, recognised]] * n,
+    }
+
+
+def test_analyse_verdicts_by_hand(monkeypatch):
+    """Three compared languages (one family per outcome and variant, as registered), 40 seeds in two units, every
+    seed of a row alike, so each number is derived here by hand:
+
+    shared rate 0.1. L1: joint fails and does not recognise, lag succeeds and recognises on all 40 seeds: 40
+    discordant pairs in lag's favour, McNemar p = 2 / 2^40, Holm over 3 -> 3 / 2^39 < 0.05: helps on both
+    outcomes. L2: the mirror image: hurts. L3: both succeed on every seed: no discordant pair, McNemar p = 1;
+    equivalence p = P(Bin(40, 0.1) = 0) = 0.9^40 = 0.01478; the other two have 40 of 40 discordant (p = 1), so
+    Holm multiplies 0.9^40 by 3: 0.0443 < 0.05: equivalent. Best vs best (joint and lag at 0.01, where every
+    run succeeds): all three equivalent (Holm: 3 x 0.9^40, then 2 x, then 1 x, kept monotone: 0.0443).
+
+    Windows (a rate is in when at least 90% of the seeds do not fail): L1 joint {0.01}, lag {0.01, 0.1}: ratio 2;
+    L2 the mirror: 0.5; L3 both {0.01, 0.1}: 1. Every bootstrap resample of identical seeds gives the same ratio,
+    so the Bonferroni interval is [2, 2] (helps), [0.5, 0.5] (hurts), [1, 1] (undetermined).
+    """
+    stored = "c" * 64
+    monkeypatch.setattr(S, "stored_hash", lambda path: stored)
+    languages = ("L1", "L2", "L3")
+    seeds = list(range(40))
+    design = {
+        "compared": list(languages),
+        "control": "C",
+        "rates": [0.01, 0.1],
+        "seeds": seeds,
+        "choices": {
+            lang: {"shared_rate": 0.1, "joint": {"rate": 0.01}, "lag": {"rate": 0.01, "warm_fraction": 0.25}}
+            for lang in languages
+        },
+        "plan": {"power": {v: dict.fromkeys(S.OUTCOMES, 0.5) for v in S.VARIANTS}},
+    }
+    good, bad = (True, False), (False, True)  # (succeeds, fails): the argument order of _flags is failed, recognised
+    at_shared = {"L1": (bad, good), "L2": (good, bad), "L3": (good, good)}  # (joint, lag) at 0.1
+    units = {}
+    for lang in [*languages, "C"]:
+        for start in (0, 20):
+            n = 20
+            joint, lag = at_shared.get(lang, (bad, bad))
+            rows = [
+                ("joint", 0.01, None, _flags(False, True, n)),
+                ("lag", 0.01, 0.25, _flags(False, True, n)),
+                ("joint", 0.1, None, _flags(not joint[0], joint[0], n)),
+                ("lag", 0.1, 0.25, _flags(not lag[0], lag[0], n)),
+            ]
+            units[f"{lang}-{start}"] = _unit(lang, rows, seeds[start : start + n])
+    found = S.analyse({"registration": stored, "seeds": seeds, "units": units}, design, resamples=500)
+    expected = {"L1": "helps", "L2": "hurts", "L3": "equivalent"}
+    for outcome in S.OUTCOMES:
+        shared = found["outcomes"][outcome]["shared"]
+        for lang in languages:
+            assert shared[lang]["verdict"] == expected[lang], (outcome, lang)
+        assert (shared["L1"]["lag_better"], shared["L1"]["joint_better"]) == (40, 0)
+        assert (shared["L2"]["lag_better"], shared["L2"]["joint_better"]) == (0, 40)
+        assert shared["L1"]["p"] == pytest.approx(2.0**-39, rel=1e-9)
+        assert shared["L1"]["p_adjusted"] == pytest.approx(3 * 2.0**-39, rel=1e-9)
+        assert shared["L3"]["p_equivalence"] == pytest.approx(0.9**40, rel=1e-9)
+        assert shared["L3"]["p_equivalence_adjusted"] == pytest.approx(3 * 0.9**40, rel=1e-9)
+        best = found["outcomes"][outcome]["best"]
+        assert {lang: best[lang]["verdict"] for lang in languages} == dict.fromkeys(languages, "equivalent")
+        assert all(best[lang]["p_equivalence_adjusted"] == pytest.approx(3 * 0.9**40, rel=1e-9) for lang in languages)
+    assert found["lengths"]["L1"]["shared"] == {"joint": [40, 0, 0], "lag": [40, 40, 40]}
+    window = found["window"]
+    assert (window["L1"]["ratio"], window["L1"]["interval_bonferroni"], window["L1"]["verdict"]) == (
+        2.0,
+        [2.0, 2.0],
+        "helps",
+    )
+    assert (window["L2"]["ratio"], window["L2"]["interval_bonferroni"], window["L2"]["verdict"]) == (
+        0.5,
+        [0.5, 0.5],
+        "hurts",
+    )
+    assert (window["L3"]["ratio"], window["L3"]["verdict"]) == (1.0, "undetermined")
+    assert found["control"] == {
+        "joint rate=0.01": 40,
+        "lag rate=0.01 warm=0.25": 40,
+        "joint rate=0.1": 0,
+        "lag rate=0.1 warm=0.25": 0,
+    }
