@@ -202,12 +202,36 @@ def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2)
     str
         The line.
     """
+    verdict, interval, difference, equivalence = describe_columns(record, comparison, digits)
+    return f"{verdict}: {interval}, difference {difference}, equivalence {equivalence}"
+
+
+def describe_columns(record: Mapping[str, Any], comparison: Comparison, digits: int = 2) -> tuple[str, str, str, str]:
+    """The parts of :func:`describe`, one per column of a table: the verdict, the effect with its 95% interval,
+    and the Holm-adjusted p-values of the difference and of equivalence.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    comparison : Comparison
+        An adjusted comparison of a schedule against joint.
+    digits : int, optional
+        Decimals of the effect and its interval.
+
+    Returns
+    -------
+    tuple of str
+        ``("hurts", "+0.68 [+0.33, +1.11]", "p = 0.0047", "p = 1")``; a helps or hurts verdict whose
+        difference also lies within the equivalence margin says so: ``"hurts (within the margin)"``.
+    """
     value, low, high = effect(record, comparison)
     within = " (within the margin)" if comparison.equivalent and comparison.verdict in ("helps", "hurts") else ""
     return (
-        f"{comparison.verdict}{within}: {value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}], "
-        f"difference {format_p(comparison.p_difference_adjusted)}, "
-        f"equivalence {format_p(comparison.p_equivalence_adjusted)}"
+        f"{comparison.verdict}{within}",
+        f"{value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]",
+        format_p(comparison.p_difference_adjusted),
+        format_p(comparison.p_equivalence_adjusted),
     )
 
 
