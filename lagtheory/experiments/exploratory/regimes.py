@@ -250,14 +250,47 @@ def regime_summary(record: Mapping[str, Any], family: Mapping[str, Comparison], 
     Returns
     -------
     dict of str to list of str
-        Verdict -> levels.
+        Verdict -> levels, as :func:`level_label` prints them.
     """
     found: dict[str, list[str]] = {"helps": [], "hurts": [], "equivalent": [], "undetermined": []}
     for name, comparison in family.items():
         configuration = record["cells"][name]["configuration"]
         if configuration["sweep"] == sweep:
-            found[comparison.verdict].append(configuration["level"])
+            found[comparison.verdict].append(level_label(configuration["level"]))
     return found
+
+
+_BUDGETS = {"0.25": "T/4", "0.5": "T/2", "2": "2T", "4": "4T"}
+
+
+def level_label(level: str) -> str:
+    r"""A sweep's level as the book prints it: a step budget as a multiple of the centre's budget T
+    (``T*2`` is ``2T``, ``T*0.5`` is ``T/2``: the design's budget ``T``, printed so that it is not read
+    as the three-phase chapter's step count :math:`T^\star`), a base rate as the calibrated rate times or divided by 3.16 (``ratio=1 base*0.316``
+    is ``ratio 1, base/3.16``); any other level as it is.
+
+    Parameters
+    ----------
+    level : str
+        A cell's level (``record["cells"][name]["configuration"]["level"]``).
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> level_label("T*0.5"), level_label("T*4"), level_label("ratio=0.1 base*3.16"), level_label("preset")
+    ('T/2', '4T', 'ratio 0.1, 3.16 base', 'preset')
+    """
+    if level.startswith("T*") and level[2:] in _BUDGETS:
+        return _BUDGETS[level[2:]]
+    ratio, _, base = level.partition(" base*")
+    if ratio.startswith("ratio=") and base in ("0.316", "3.16"):
+        rate = "base/3.16" if base == "0.316" else "3.16 base"
+        return f"ratio {ratio.removeprefix('ratio=')}, {rate}"
+    return level
 
 
 # -- the chapters' shared cells ----------------------------------------------------------------------
