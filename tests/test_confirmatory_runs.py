@@ -20,6 +20,7 @@ from lagtheory.experiments.engine.cells import run_rows
 from lagtheory.experiments.engine.distributed import fingerprint
 from lagtheory.experiments.exploratory.design import TaskDesign, training_config
 from lagtheory.experiments.exploratory.studies import REGRESSION
+from lagtheory.experiments.paths import CONFIRMATORY_RUNS
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.schedules import make_schedule
 
@@ -175,13 +176,13 @@ def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tm
     monkeypatch.setattr(CR, "stored_hash", lambda: "1" * 64)
     monkeypatch.setattr(CR, "page_hash", lambda: "1" * 64)
     with pytest.raises(ValueError, match="written for another payload"):
-        run.main(arguments)
+        run.main([*arguments, "--overwrite"])
     monkeypatch.setattr(CR, "page_hash", lambda: "2" * 64)
     with pytest.raises(SystemExit):
-        run.main(arguments)
+        run.main([*arguments, "--overwrite"])
 
 
-def test_tuning_then_best_stage(tmp_path, monkeypatch):
+def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     tuning = tmp_path / "tuning.json"
     CR.main(["--stage", "tuning", *TINY, "--workers", "1", "--output", str(tuning), "--quiet"])
@@ -223,11 +224,16 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
     assert set(result["window"]["joint"][name]) >= {"ratio", "interval_bonferroni", "verdict"}
     with pytest.raises(SystemExit):  # a tuning record of other cells is refused
         CR.main(
-            ["--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--tuning", str(tuning), "--quiet"]
-        )
+            [
+                "--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--overwrite",
+                "--tuning", str(tuning), "--quiet",
+            ]
+        )  # fmt: skip
+    assert "--tuning was run with trial flags" in capsys.readouterr().err
 
 
-def test_all_stages_in_order_with_the_same_flags(monkeypatch):
+def test_all_stages_in_order_with_the_same_flags(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no stage written yet
     original = CR.main
     calls = []
     monkeypatch.setattr(CR, "main", lambda arguments: calls.append(arguments) or arguments[1])
@@ -238,6 +244,23 @@ def test_all_stages_in_order_with_the_same_flags(monkeypatch):
     assert calls == [["--stage", stage, "--quiet"] for stage in CR.STAGES]
     with pytest.raises(SystemExit):
         original(["--stage", "all", "--output", "x.json"])
+    # a stage written by the same command is kept (the sweep resumes after it); one written by another
+    # command, or any existing record of a single stage, is refused without --overwrite
+    grid = CONFIRMATORY_RUNS / "grid.json"
+    grid.parent.mkdir(parents=True)
+    grid.write_text(json.dumps({"command": CR.command_line(["--stage", "grid", "--quiet"])}))
+    calls.clear()
+    original(["--stage", "all", "--quiet"])
+    assert calls == [["--stage", stage, "--quiet"] for stage in CR.STAGES[1:]]
+    assert "grid.json exists, written by this command; kept" in capsys.readouterr().err
+    calls.clear()
+    original(["--stage", "all", "--quiet", "--overwrite"])
+    assert calls == [["--stage", stage, "--quiet", "--overwrite"] for stage in CR.STAGES]
+    for arguments in (["--stage", "all", "--workers", "1", "--quiet"], ["--stage", "grid", "--quiet"]):
+        with pytest.raises(SystemExit):
+            original(arguments)
+        err = capsys.readouterr().err
+        assert "grid.json exists" in err and "pass --overwrite" in err
 
 
 def test_validation_stage(tmp_path, monkeypatch):

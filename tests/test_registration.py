@@ -19,36 +19,37 @@ import pytest
 
 from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.exploratory.reanalysis import load_exploratory
+from lagtheory.experiments.paths import PREDICTOR_EXPLORATORY, REGISTRATION_HASH, REGISTRATION_PAGE
 from lagtheory.experiments.predictor import balance as P
 from lagtheory.experiments.predictor import evaluation as V
 from lagtheory.experiments.statistics import power as W
 from lagtheory.reporting import statistic
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / G.PAGE
+PAGE = ROOT / REGISTRATION_PAGE
 TEXT = PAGE.read_text(encoding="utf-8")
 SECTION = G.registered_section(TEXT)
 
 
 def test_the_registered_section_hashes_to_the_stored_value():
-    assert G.page_hash(PAGE) == G.stored_hash(ROOT / G.HASH_FILE)
+    assert G.page_hash(PAGE) == G.stored_hash(ROOT / REGISTRATION_HASH)
 
 
 def test_the_hash_by_a_second_path():
     raw = PAGE.read_bytes().replace(b"\r\n", b"\n")
     begin = raw.index(G.BEGIN.encode() + b"\n") + len(G.BEGIN) + 1
     end = raw.index(b"\n" + G.END.encode()) + 1
-    assert hashlib.sha256(raw[begin:end]).hexdigest() == G.stored_hash(ROOT / G.HASH_FILE)
+    assert hashlib.sha256(raw[begin:end]).hexdigest() == G.stored_hash(ROOT / REGISTRATION_HASH)
 
 
 def test_the_page_quotes_the_stored_hash_outside_the_section():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     outside = TEXT.split(G.END)[1]
     assert stored in outside and stored not in SECTION
 
 
 def test_a_one_character_change_inside_is_caught():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     at = TEXT.index("100000..100099")
     planted = TEXT[:at] + "200000..100099" + TEXT[at + len("100000..100099") :]
     assert planted != TEXT and G.registration_hash(planted) != stored
@@ -57,7 +58,7 @@ def test_a_one_character_change_inside_is_caught():
 
 
 def test_changes_outside_and_line_endings_are_not():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     assert G.registration_hash(TEXT.replace("None so far.", "2027-01-01 (UTC), commit abc: an entry.")) == stored
     assert G.registration_hash(TEXT.replace("\n", "\r\n")) == stored
     assert G.registration_hash(TEXT.replace("\n", "\r")) == stored
@@ -78,7 +79,7 @@ def test_markers_must_be_whole_lines_once_and_in_order():
 
 
 def test_records_must_carry_the_hash():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     G.check_record({"registration": stored}, stored)
     with pytest.raises(ValueError, match="registration hash"):
         G.check_record({"registration": "0" * 64}, stored)
@@ -89,7 +90,7 @@ def test_records_must_carry_the_hash():
 def test_every_record_with_a_confirmatory_seed_carries_the_hash():
     # the exploratory records (book/data/*.json) hold no confirmatory seed; every record under book/data that
     # does (the confirmatory stage records, gzipped) carries the registration hash
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     for path in sorted((ROOT / "book" / "data").rglob("*.json*")):
         raw = path.read_bytes()
         content = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
@@ -118,7 +119,7 @@ def test_registered_constants_agree_with_the_page():
 
 
 def test_the_frozen_baseline_and_the_exploratory_figures_are_the_stored_ones():
-    stored = json.loads((ROOT / V.OUTPUT).read_text())["summary"]
+    stored = json.loads((ROOT / PREDICTOR_EXPLORATORY).read_text())["summary"]
     b0, b1, b2 = stored["baseline_coefficients"]
     assert f"intercept ${statistic(b0)}$, ratio\n  ${statistic(b1)}$, scale ${statistic(b2)}$" in SECTION
     outside = TEXT.split(G.END)[1]

@@ -7,7 +7,7 @@ registered constants in machine-readable form.
 line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so
 any other edit, a single character or a trailing space, changes the hash. The hash
 (:func:`registration_hash`) is the SHA-256 of the section's UTF-8 bytes, as 64 lowercase
-hex digits. It is stored in :data:`HASH_FILE` (that one line and a newline), written
+hex digits. It is stored in :data:`~lagtheory.experiments.paths.REGISTRATION_HASH` (that one line and a newline), written
 once when the registration was committed. Every confirmatory record must carry it in
 its field ``"registration"`` (:func:`check_record`), and ``tests/test_registration.py``
 fails if the page's registered section no longer hashes to the stored value: a later
@@ -21,9 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-PAGE = Path("book/registration.md")
-HASH_FILE = Path("book/data/registration.sha256")
-"""The file holding the registered section's SHA-256."""
+from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE
+
 BEGIN = "<!-- registered section: begin -->"
 """The line before the registered section."""
 END = "<!-- registered section: end -->"
@@ -117,7 +116,7 @@ def registration_hash(text: str) -> str:
     return hashlib.sha256(registered_section(text).encode("utf-8")).hexdigest()
 
 
-def page_hash(path: str | Path = PAGE) -> str:
+def page_hash(path: str | Path = REGISTRATION_PAGE) -> str:
     """:func:`registration_hash` of the page at ``path``.
 
     Parameters
@@ -138,13 +137,13 @@ def page_hash(path: str | Path = PAGE) -> str:
     return registration_hash(Path(path).read_text(encoding="utf-8"))
 
 
-def stored_hash(path: str | Path = HASH_FILE) -> str:
+def stored_hash(path: str | Path = REGISTRATION_HASH) -> str:
     """The registered hash as committed in ``path``.
 
     Parameters
     ----------
     path : str or pathlib.Path, optional
-        The hash file (default :data:`HASH_FILE`).
+        The hash file (default :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`).
 
     Returns
     -------

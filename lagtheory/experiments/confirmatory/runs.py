@@ -3,7 +3,7 @@
 The command::
 
     python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all
-        [--output PATH] [--workers N] [--scheduler tcp://HOST:PORT] [--device cpu|cuda] [--quiet]
+        [--output PATH] [--overwrite] [--workers N] [--scheduler tcp://HOST:PORT] [--device cpu|cuda] [--quiet]
         [--tuning PATH]                                          (best stage: the tuning record)
         [--seeds N] [--tasks NAME ...] [--optimisers sgd|adam ...] [--levels LABEL ...] [--steps T]  (trials)
 
@@ -26,12 +26,14 @@ Stages (the registered section's headings in quotes; cells and runs: :mod:`.desi
   (T/4) under equal total steps, on the confirmatory seeds.
 
 ``--stage all`` runs the four in this order, each to its default output (the whole registered sweep in one
-command). Each unit (one cell, or the calibration or cells of one task and optimiser) is written atomically to
+command); a stage whose record is already written is kept, not run again (unless ``--overwrite``). Each unit (one cell, or the calibration or cells of one task and optimiser) is written atomically to
 ``<output>.units/`` when it finishes; the same command run again skips finished units (it resumes) and
 refuses a folder written for another design. Every unit payload, and so its fingerprint, and every record
 carry the registration hash; the command refuses to start when ``book/registration.md`` no longer hashes to
-``book/data/registration.sha256``. Outputs go to ``runs/confirmatory/<stage>.json`` by default (outside
-``book/data``, and ignored by git, while the sweep is partial).
+``book/data/registration.sha256``. Outputs go to ``runs/confirmatory/<stage>.json`` by default
+(:data:`lagtheory.experiments.paths.CONFIRMATORY_RUNS`, ignored by git; ``python -m
+lagtheory.experiments.confirmatory.records`` copies finished stages into ``book/data``); the command refuses,
+before any work, to write over an existing record unless ``--overwrite`` is given.
 
 Per run and seed a record stores (:func:`outcomes`) ``failed`` (held-out loss, the mean over the test sizes
 above the training range, not finite or at or above that of the prediction 0: H1), ``test_loss``,
@@ -65,6 +67,7 @@ from ..exploratory.calibration import calibrate
 from ..exploratory.design import OPTIMISERS, TaskDesign, capped_log_loss, main_level
 from ..exploratory.records import config_to_dict, versions
 from ..exploratory.studies import STUDIES, design_of, task_payload
+from ..paths import BOOK_DATA, CONFIRMATORY_RUNS, study_record, units_folder
 from .design import (
     ACCOUNTINGS,
     GRID_WARM_FRACTION,
@@ -82,9 +85,6 @@ from .registration import CONFIRMATORY_LEVELS, CONFIRMATORY_SEEDS, EXPLORATORY_S
 
 FORMAT = "lagtheory-confirmatory-1"
 STAGES = ("grid", "tuning", "best", "validation")
-OUTPUT_FOLDER = Path("runs") / "confirmatory"
-"""Default folder of the stage records, under the working directory (the repository root)."""
-BOOK_DATA = Path("book") / "data"
 
 
 # -- per-run outcomes --------------------------------------------------------------------------------
@@ -386,7 +386,7 @@ def shared_rates(cells: Sequence[ConfirmatoryCell], folder: Path = BOOK_DATA) ->
     rates = {}
     for cell in cells:
         if cell.study not in records:
-            records[cell.study] = json.loads((folder / f"summary_{cell.study}.json").read_text())["calibration"]
+            records[cell.study] = json.loads(study_record(cell.study, folder).read_text())["calibration"]
         base = records[cell.study][cell.task][cell.optimiser]["base_rates"]
         rates[cell.name] = float(base[main_level(cell.readout_scale, cell.ratio)])
     return rates
@@ -412,6 +412,7 @@ def parser() -> argparse.ArgumentParser:
         "--stage", choices=(*STAGES, "all"), required=True, help="a stage, or all four in order (default outputs)"
     )
     parse.add_argument("--output", type=Path, default=None, help="default runs/confirmatory/<stage>.json")
+    parse.add_argument("--overwrite", action="store_true", help="replace a stage's record if it exists")
     parse.add_argument(
         "--tuning", type=Path, default=None, help="best stage: the tuning record (default: its default output)"
     )
@@ -599,6 +600,22 @@ def execute(units: Mapping[str, Any], args: argparse.Namespace, folder: Path, un
     )
 
 
+def command_line(arguments: Sequence[str]) -> str:
+    """The command a stage record stores: ``python -m lagtheory.experiments.run confirmatory`` and ``arguments``.
+
+    Parameters
+    ----------
+    arguments : sequence of str
+        The command line after ``confirmatory``.
+
+    Returns
+    -------
+    str
+        The command, quoted for a POSIX shell.
+    """
+    return shlex.join(["python", "-m", "lagtheory.experiments.run", "confirmatory", *arguments])
+
+
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the stage's units, write its record; return the record's path (with
     ``--stage all``: every stage in ``STAGES`` order, each resuming from its own units; the last record's
@@ -617,9 +634,11 @@ def main(arguments: list[str] | None = None) -> Path:
     Raises
     ------
     SystemExit
-        If the command line is invalid (argparse's error, naming the option), the device is not available
-        (checked without ``--scheduler``), ``book/registration.md`` no longer hashes to the stored hash, or
-        the best stage's tuning record is of another registration or other trial flags.
+        If the command line is invalid (argparse's error, naming the option), the output exists and
+        ``--overwrite`` is not given (with ``--stage all``: a stage's record exists, written by another
+        command), the device is not available (checked without ``--scheduler``), ``book/registration.md`` no
+        longer hashes to the stored hash, or the best stage's tuning record is of another registration or
+        other trial flags.
     FileNotFoundError
         If the best stage's tuning record does not exist.
     """
@@ -631,7 +650,20 @@ def main(arguments: list[str] | None = None) -> Path:
             parse.error("--stage all writes every stage to its default output: drop --output and --tuning")
         rest = [a for k, a in enumerate(given) if a != "--stage" and given[k - 1 : k] != ["--stage"]]
         rest = [a for a in rest if not a.startswith("--stage=")]
-        return [main(["--stage", stage, *rest]) for stage in STAGES][-1]
+        last = CONFIRMATORY_RUNS / f"{STAGES[-1]}.json"
+        for stage in STAGES:
+            existing = CONFIRMATORY_RUNS / f"{stage}.json"
+            if existing.exists() and not args.overwrite:
+                written = json.loads(existing.read_text()).get("command")
+                if written != command_line(["--stage", stage, *rest]):
+                    parse.error(f"{existing} exists, written by {written!r}; pass --overwrite to replace it")
+                print(f"confirmatory {stage}: {existing} exists, written by this command; kept", file=sys.stderr)
+            else:
+                last = main(["--stage", stage, *rest])
+        return last
+    output = args.output or CONFIRMATORY_RUNS / f"{args.stage}.json"
+    if output.exists() and not args.overwrite:
+        parse.error(f"--output: {output} exists; pass --overwrite to replace it, or another --output")
     plan = plan_of(args, parse)
     if args.scheduler is None:
         try:
@@ -641,17 +673,8 @@ def main(arguments: list[str] | None = None) -> Path:
     registration = stored_hash()
     if page_hash() != registration:
         parse.error("book/registration.md no longer hashes to book/data/registration.sha256: refusing to run")
-    output = args.output or OUTPUT_FOLDER / f"{args.stage}.json"
-    folder = output.with_name(output.name.removesuffix(".json") + ".units")
-    command = shlex.join(
-        [
-            "python",
-            "-m",
-            "lagtheory.experiments.run",
-            "confirmatory",
-            *(arguments if arguments is not None else sys.argv[2:]),
-        ]
-    )
+    folder = units_folder(output)
+    command = command_line(arguments if arguments is not None else sys.argv[2:])
     torch.set_num_threads(1)
     designs = {design.name: (study, design) for study, design in plan.tasks}
     cells = selected_cells(plan)
@@ -672,7 +695,7 @@ def main(arguments: list[str] | None = None) -> Path:
         validation_set = args.stage == "tuning"
         runs_of: dict[str, list[Run]] = {}
         if args.stage == "best":
-            tuning = json.loads((args.tuning or OUTPUT_FOLDER / "tuning.json").read_text())
+            tuning = json.loads((args.tuning or CONFIRMATORY_RUNS / "tuning.json").read_text())
             if tuning.get("registration") != registration or tuning.get("stage") != "tuning":
                 parse.error("--tuning must be a tuning record of this registration")
             if _cells_flags(tuning.get("trial")) != _cells_flags(plan.trial):

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
+from ..paths import BOOK_DATA
 from ..statistics.paired import holm, mcnemar_exact
 from .design import OPTIMISERS, PRIMARY, centre_name
 from .records import cells_where, failed_runs, load_record, per_seed
@@ -44,7 +45,7 @@ ALPHA = 0.05
 """The level of the exploratory tests, applied to Holm-adjusted p-values."""
 
 
-def load_exploratory(folder: str | Path = Path("book/data")) -> dict[str, dict[str, Any]]:
+def load_exploratory(folder: str | Path = BOOK_DATA) -> dict[str, dict[str, Any]]:
     """The three exploratory records.
 
     Parameters

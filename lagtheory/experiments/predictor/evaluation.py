@@ -22,10 +22,10 @@ helps, on the exploratory records, against a baseline that uses only the design.
   are not independent), for the predictor, the baselines and their differences.
 
 ``python -m lagtheory.experiments.predictor.evaluation`` writes everything to
-``book/data/predictor_exploratory.json`` (:data:`OUTPUT`), and the predictions for the
+``book/data/predictor_exploratory.json`` (:data:`~lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`), and the predictions for the
 registered validation cells of the existing tasks, made before any of them is run
 (:func:`validation_predictions`), to ``book/data/predictor_predictions.json``
-(:data:`PREDICTIONS`); the registration page quotes both.
+(:data:`~lagtheory.experiments.paths.PREDICTOR_PREDICTIONS`); the registration page quotes both.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,14 +48,11 @@ from ..exploratory.reanalysis import ALPHA, failure_cap, failure_test, lag_cells
 from ..exploratory.records import cell_from_configuration
 from ..exploratory.regimes import tasks_of
 from ..exploratory.studies import study
+from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS
 from .balance import THRESHOLD, first_step_balance
 
 SWEEPS = ("main", "attention_init")
 """The sweeps of the exploratory records whose cells the evaluation reads."""
-OUTPUT = Path("book/data/predictor_exploratory.json")
-"""Where the exploratory evaluation is written."""
-PREDICTIONS = Path("book/data/predictor_predictions.json")
-"""Where the predictions for the held-out validation cells are written."""
 RESAMPLES = 4000
 VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
 """Readout scales of the validation cells; between the grid's (0.05, 0.5, 2) and beyond it (10)."""
@@ -487,7 +483,7 @@ def prediction_row(
 
 
 def main() -> None:
-    """Compute the exploratory evaluation and write :data:`OUTPUT`."""
+    """Compute the exploratory evaluation and write :data:`~lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`."""
     rows = exploratory_cells(load_exploratory())
     summary = evaluate(rows)
     grid = np.arange(-2.0, 2.0001, 0.25)
@@ -498,9 +494,11 @@ def main() -> None:
     stored = [
         {**row, "balance": row["balance"] if math.isfinite(row["balance"]) else str(row["balance"])} for row in rows
     ]
-    OUTPUT.write_text(json.dumps({"summary": summary, "cells": stored}, indent=1, sort_keys=True) + "\n")
+    PREDICTOR_EXPLORATORY.write_text(json.dumps({"summary": summary, "cells": stored}, indent=1, sort_keys=True) + "\n")
     predictions = validation_predictions(summary["baseline_coefficients"])
-    PREDICTIONS.write_text(json.dumps({"threshold": THRESHOLD, "cells": predictions}, indent=1, sort_keys=True) + "\n")
+    PREDICTOR_PREDICTIONS.write_text(
+        json.dumps({"threshold": THRESHOLD, "cells": predictions}, indent=1, sort_keys=True) + "\n"
+    )
     print(json.dumps(summary, indent=1))
     print(
         f"{sum(r['predicts_lag_helps'] for r in predictions)} of {len(predictions)} validation cells predicted 'lag helps'"
