@@ -124,10 +124,11 @@ def test_best_vs_best_selection_and_ties():
 TINY = ["--tasks", "regression", "--optimisers", "adam", "--levels", "centre", "--seeds", "2", "--steps", "8"]
 
 
-def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tmp_path, monkeypatch):
+def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tmp_path, monkeypatch, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "grid.json"
-    arguments = ["confirmatory", "--stage", "grid", *TINY, "--workers", "2", "--output", str(output), "--quiet"]
+    arguments = ["confirmatory", "--stage", "grid", *TINY, "--scheduler", dask_scheduler, "--output", str(output)]
+    arguments.append("--quiet")
     assert run.main(arguments) == output
     record = json.loads(output.read_text())
     check_record(record)
@@ -182,10 +183,10 @@ def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tm
         run.main([*arguments, "--overwrite"])
 
 
-def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys):
+def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     tuning = tmp_path / "tuning.json"
-    CR.main(["--stage", "tuning", *TINY, "--workers", "1", "--output", str(tuning), "--quiet"])
+    CR.main(["--stage", "tuning", *TINY, "--scheduler", dask_scheduler, "--output", str(tuning), "--quiet"])
     record = json.loads(tuning.read_text())
     check_record(record)
     assert record["seeds"] == [0, 1]
@@ -202,7 +203,20 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys):
         ]
         assert choice["mean"] == min(means)
     best = tmp_path / "best.json"
-    CR.main(["--stage", "best", *TINY, "--workers", "1", "--output", str(best), "--tuning", str(tuning), "--quiet"])
+    CR.main(
+        [
+            "--stage",
+            "best",
+            *TINY,
+            "--scheduler",
+            dask_scheduler,
+            "--output",
+            str(best),
+            "--tuning",
+            str(tuning),
+            "--quiet",
+        ]
+    )
     best_record = json.loads(best.read_text())
     check_record(best_record)
     expected = {
@@ -214,7 +228,7 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys):
     assert best_record["seeds"] == [100000, 100001] and best_record["choices"][name] == choices
     # the analysis reads the runner's records (here with the trial mark removed, which it otherwise refuses)
     grid = tmp_path / "grid.json"
-    CR.main(["--stage", "grid", *TINY, "--workers", "1", "--output", str(grid), "--quiet"])
+    CR.main(["--stage", "grid", *TINY, "--scheduler", dask_scheduler, "--output", str(grid), "--quiet"])
     grid_record = json.loads(grid.read_text())
     with pytest.raises(ValueError, match="trial"):
         CA.analyse(grid_record, best_record)
@@ -263,11 +277,11 @@ def test_all_stages_in_order_with_the_same_flags(tmp_path, monkeypatch, capsys):
         assert "grid.json exists" in err and "pass --overwrite" in err
 
 
-def test_validation_stage(tmp_path, monkeypatch):
+def test_validation_stage(tmp_path, monkeypatch, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "validation.json"
     tiny = ["--tasks", "regression", "--optimisers", "adam", "--seeds", "2", "--steps", "8"]
-    CR.main(["--stage", "validation", *tiny, "--workers", "1", "--output", str(output), "--quiet"])
+    CR.main(["--stage", "validation", *tiny, "--scheduler", dask_scheduler, "--output", str(output), "--quiet"])
     record = json.loads(output.read_text())
     check_record(record)
     calibration = record["calibration"]["regression"]["adam"]

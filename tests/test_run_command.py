@@ -45,7 +45,7 @@ def tiny_transformer(*languages):
 
 
 def test_a_run_writes_the_serial_record_outside_book_data_refuses_to_overwrite_and_resumes(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, dask_scheduler
 ):
     # the working directory as in a checkout: the committed record of the study in book/data
     monkeypatch.chdir(tmp_path)
@@ -55,7 +55,7 @@ def test_a_run_writes_the_serial_record_outside_book_data_refuses_to_overwrite_a
     before = (committed.read_bytes(), committed.stat().st_mtime_ns)
     # the workers take build and cells from the registry and the (tiny) task design from each unit's payload
     monkeypatch.setitem(run.STUDIES, "transformer", tiny_transformer("LAST_B", "PARITY"))
-    arguments = ["transformer", "--seeds", "2", "--workers", "2", "--quiet"]
+    arguments = ["transformer", "--seeds", "2", "--workers", "1", "--quiet"]  # the command's own local cluster
     command = "python -m lagtheory.experiments.run " + " ".join(arguments)
     output = run.main(arguments)
     assert output == RUNS / "summary_transformer.json" and output.is_file()
@@ -76,15 +76,17 @@ def test_a_run_writes_the_serial_record_outside_book_data_refuses_to_overwrite_a
     assert (committed.read_bytes(), committed.stat().st_mtime_ns) == before
     written = {path.relative_to(tmp_path) for path in tmp_path.rglob("*") if path.is_file()}
     assert {path for path in written if path.parts[0] != str(RUNS)} == {committed}  # nothing else outside runs/
-    # a run stopped after one unit had finished: the same command computes only the other one
+    # a run stopped after one unit had finished, resumed on a running cluster: only the other unit is computed
     kept = units / "cells-LAST_B-adam.json"
     stamp = kept.stat().st_mtime_ns
     (units / "cells-PARITY-adam.json").unlink()
     output.unlink()
-    run.main(arguments)
+    run.main([*arguments, "--scheduler", dask_scheduler])
     assert kept.stat().st_mtime_ns == stamp and (units / "cells-PARITY-adam.json").is_file()
     resumed = load_record(output)
-    resumed.pop("seconds")
+    for record in (resumed, on_cluster):
+        record.pop("seconds", None)
+        record.pop("command")
     assert resumed == on_cluster
     assert (committed.read_bytes(), committed.stat().st_mtime_ns) == before
 
