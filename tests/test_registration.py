@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import json
 import math
 from pathlib import Path
@@ -116,6 +117,22 @@ def test_registered_constants_agree_with_the_page():
     assert V.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
     assert V.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
     assert not set(P.PREDICTOR_SEEDS) & set(G.CONFIRMATORY_SEEDS)
+
+
+def test_the_registered_tasks_and_grid_are_the_page_s():
+    words = " ".join(SECTION.split())
+    languages = G.CONFIRMATORY_TASKS["languages"]
+    assert f"the six star-free languages ({', '.join(languages)})" in words and len(languages) == 6
+    assert G.CONFIRMATORY_TASKS["regression"] == ("regression",) and "single-location regression" in words
+    assert G.CONFIRMATORY_TASKS["icl"] == ("linear", "softmax")
+    assert "in-context regression with linear and with softmax attention" in words
+    assert sum(map(len, G.CONFIRMATORY_TASKS.values())) == 9 and "**Tasks**: the nine" in words
+    assert "SGD $10^{-3}, \\dots, 10^{2}$ (11 rates), Adam $10^{-4}, \\dots, 1$ (9 rates)" in words
+    assert "half a decade apart" in words
+    for optimiser, (first, last, count) in {"sgd": (1e-3, 1e2, 11), "adam": (1e-4, 1.0, 9)}.items():
+        grid = G.RATE_GRIDS[optimiser]
+        assert len(grid) == count and math.isclose(grid[0], first) and math.isclose(grid[-1], last)
+        assert all(math.isclose(b / a, math.sqrt(10)) for a, b in itertools.pairwise(grid))
 
 
 def test_the_frozen_baseline_and_the_exploratory_figures_are_the_stored_ones():

@@ -3,13 +3,14 @@ and which runs each stage trains in a cell.
 
 Read from the registered section (never from the exploratory design's defaults where the two could differ):
 
-* **Cells** ("Regimes, cells, seeds"): the nine tasks of the exploratory study with their settings, budgets
-  T and batch size 32, times SGD and Adam, times the six levels of
+* **Cells** ("Regimes, cells, seeds"): the nine registered tasks
+  (:data:`lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`) with the settings, budgets
+  T and batch size 32 of their exploratory study, times SGD and Adam, times the six levels of
   :data:`lagtheory.experiments.confirmatory.registration.CONFIRMATORY_LEVELS` (the centre, readout 1 and 3 at ratio 1
   and 3, LP-FT): 108 cells (:func:`confirmatory_cells`). A cell's name is the name of the exploratory cell it
   repeats on fresh seeds (``<task>/<optimiser>/<sweep>/<level>``).
-* **Grid runs** ("Runs"; :func:`grid_runs`): at every base rate of the registered grid (the exploratory
-  calibration's :data:`lagtheory.experiments.exploratory.calibration.RATE_GRIDS`: SGD 1e-3..1e2, 11 rates; Adam
+* **Grid runs** ("Runs"; :func:`grid_runs`): at every base rate of the registered grid
+  (:data:`lagtheory.experiments.confirmatory.registration.RATE_GRIDS`: SGD 1e-3..1e2, 11 rates; Adam
   1e-4..1, 9 rates; attention step ``eta*sqrt(r)``, output ``eta/sqrt(r)``), joint, lag under equal
   total steps (warm-up T/4 out of the budget) and lag under equal joint-phase steps (warm-up T/4, then T
   joint steps). Joint has no warm-up, so it is the same run under both accountings (the same phases,
@@ -33,13 +34,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.cells import TrainingConfig
-from ..exploratory.calibration import RATE_GRIDS
 from ..exploratory.design import OPTIMISERS, TaskDesign, main_level, training_config
 from ..exploratory.studies import STUDIES
-from .registration import CONFIRMATORY_LEVELS, WARM_FRACTIONS
+from .registration import CONFIRMATORY_LEVELS, CONFIRMATORY_TASKS, RATE_GRIDS, WARM_FRACTIONS
 
-TASK_STUDIES = ("languages", "regression", "icl")
-"""The exploratory studies whose tasks are the confirmatory tasks (nine in all)."""
 GRID_WARM_FRACTION = 0.25
 """Lag's warm-up in the grid runs and the shared-rate variant, as a fraction of the budget (T/4)."""
 ACCOUNTINGS = ("total", "joint")
@@ -51,14 +49,28 @@ VALIDATION_RATIOS = (0.5, 2.0, 30.0)
 
 
 def confirmatory_tasks() -> list[tuple[str, TaskDesign]]:
-    """(study name, task design) of the nine confirmatory tasks, in the exploratory studies' order.
+    """(study name, task design) of the nine registered tasks
+    (:data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`, in its order), each design
+    taken from its exploratory study by name: a task a study gains later is not a confirmatory task.
 
     Returns
     -------
     list of (str, TaskDesign)
-        The tasks of the studies :data:`TASK_STUDIES`, each with the name of its study.
+        The registered tasks, each with the name of its study.
+
+    Raises
+    ------
+    KeyError
+        If a study no longer has a registered task (naming both).
     """
-    return [(name, design) for name in TASK_STUDIES for design in STUDIES[name].tasks]
+    tasks = []
+    for study, names in CONFIRMATORY_TASKS.items():
+        designs = {design.name: design for design in STUDIES[study].tasks}
+        for name in names:
+            if name not in designs:
+                raise KeyError(f"the registered task {name!r} is no longer a task of the study {study!r}")
+            tasks.append((study, designs[name]))
+    return tasks
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,8 @@ class ConfirmatoryCell:
     Attributes
     ----------
     study : str
-        The exploratory study of the task (one of :data:`TASK_STUDIES`).
+        The exploratory study of the task (a key of
+        :data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`).
     task : str
         The task's name (a :class:`~lagtheory.experiments.exploratory.design.TaskDesign` name).
     optimiser : str
@@ -274,7 +287,7 @@ def grid_runs(optimiser: str) -> list[Run]:
     Parameters
     ----------
     optimiser : str
-        A key of :data:`~lagtheory.experiments.exploratory.calibration.RATE_GRIDS` ("sgd" or "adam").
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").
 
     Returns
     -------
@@ -300,7 +313,7 @@ def tuning_runs(optimiser: str) -> list[Run]:
     Parameters
     ----------
     optimiser : str
-        A key of :data:`~lagtheory.experiments.exploratory.calibration.RATE_GRIDS` ("sgd" or "adam").
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").
 
     Returns
     -------

@@ -43,6 +43,21 @@ CONFIRMATORY_LEVELS: Mapping[str, str] = {
     "LP-FT": "attention_init/preset",
 }
 """The confirmatory cells of every task and optimiser, by the exploratory cell they repeat on fresh seeds."""
+CONFIRMATORY_TASKS: Mapping[str, tuple[str, ...]] = {
+    "languages": ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "FIRST_LEARNED"),
+    "regression": ("regression",),
+    "icl": ("linear", "softmax"),
+}
+"""The nine registered tasks, by the exploratory study whose task design (setting, budget, batch size) each
+takes: frozen, whatever tasks the exploratory studies gain later."""
+RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
+    "sgd": tuple(10.0 ** (k / 2) for k in range(-6, 5)),
+    "adam": tuple(10.0 ** (k / 2) for k in range(-8, 1)),
+}
+"""The registered step-size grid, per optimiser (SGD 1e-3..1e2, 11 rates; Adam 1e-4..1, 9 rates; half a
+decade apart): the exploratory calibration's grid when the study was registered, frozen here so that a
+later change of that grid (:data:`lagtheory.experiments.exploratory.calibration.RATE_GRIDS`) cannot move
+the registered runs."""
 WARM_FRACTIONS = (0.125, 0.25, 0.5)
 """Lag's warm-up fractions of the budget searched by best-vs-best tuning."""
 WINDOW_SHARE = 0.9

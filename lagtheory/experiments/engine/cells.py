@@ -36,7 +36,7 @@ import torch
 from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer, check_positive
-from lagtheory.schedules import SCHEDULE_NAMES, Phase, ScheduleSettings, check_schedule_name, make_schedule
+from lagtheory.schedules import AVAILABLE_SCHEDULES, Phase, ScheduleSettings, check_schedule_name, make_schedule
 from lagtheory.training import OPTIMISERS, TorchGroupOptimiser, descend
 
 ATTENTION_INITS = ("zero", "random", "preset")
@@ -479,7 +479,7 @@ def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int])
 def run_cell(
     task: Task,
     config: TrainingConfig,
-    schedules: Sequence[str] = SCHEDULE_NAMES,
+    schedules: Sequence[str] = AVAILABLE_SCHEDULES,
     seeds: Sequence[int] = tuple(range(30)),
     progress: Callable[[int], None] | None = None,
 ) -> CellResult:
@@ -494,7 +494,7 @@ def run_cell(
         How every schedule is trained.
     schedules : sequence of str, optional
         A non-empty sequence of schedule names (default: all of
-        :data:`~lagtheory.schedules.SCHEDULE_NAMES`).
+        :data:`~lagtheory.schedules.AVAILABLE_SCHEDULES`).
     seeds : sequence of int, optional
         Distinct integers >= 0 (default 0 to 29).
     progress : callable, optional

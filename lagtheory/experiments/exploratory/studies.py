@@ -23,8 +23,6 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from lagtheory.schedules import SCHEDULE_NAMES
-
 from ..engine.cells import CellResult, Task, check_seeds, run_rows
 from ..engine.distributed import run_units_serially
 from ..tasks.languages.catalogue import TASKS
@@ -35,7 +33,7 @@ from ..tasks.sequences.softmax_icl import SoftmaxICLSetting, SoftmaxICLTask
 from ..tasks.transformer.languages import STUDY_LANGUAGES
 from ..tasks.transformer.task import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
 from .calibration import calibrate
-from .design import Cell, Study, TaskDesign, rows_of
+from .design import COMPARED_SCHEDULES, Cell, Study, TaskDesign, rows_of
 from .records import (
     cell_entry,
     cell_from_configuration,
@@ -468,9 +466,9 @@ TRANSFORMER_STUDY_LANGUAGES = (*STUDY_LANGUAGES, "LAST_B", "TWO_B", "PARITY")
 :class:`~lagtheory.experiments.tasks.transformer.task.TransformerLanguageRuns` supports (FIRST_LEARNED is FIRST
 read through other features), the two new star-free languages LAST_B and TWO_B, and the non-star-free
 control PARITY (:mod:`lagtheory.experiments.tasks.transformer.languages`)."""
-TRANSFORMER_SCHEDULES = tuple(name for name in SCHEDULE_NAMES if name != "one-step")
+TRANSFORMER_SCHEDULES = tuple(name for name in COMPARED_SCHEDULES if name != "one-step")
 """The schedules of the transformer study; joint, lag, lead, three-phase and the two-timescale schedules
-of :data:`lagtheory.schedules.SCHEDULE_NAMES`."""
+of :data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`."""
 
 
 def transformer_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
