@@ -32,6 +32,8 @@ PREDICTOR_PREDICTIONS = BOOK_DATA / "predictor_predictions.json"
 """The registered predictor's predictions for the validation cells, committed before they ran."""
 PREDICTOR_TRANSFORMER = BOOK_DATA / "predictor_transformer.json"
 """The registered predictor's predictions for the standard transformer's validation cells."""
+PREDICTOR_SUCCESSOR = BOOK_DATA / "predictor_successor.json"
+"""The exploratory successor predictor's margins and scores on the validation cells."""
 
 
 def study_record(study: str, folder: Path = BOOK_DATA) -> Path:
