@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from lagtheory.experiments.confirmatory import planning as PL
 from lagtheory.experiments.confirmatory import registration as G
-from lagtheory.experiments.exploratory.reanalysis import load_exploratory
+from lagtheory.experiments.exploratory.records import load_exploratory
 from lagtheory.experiments.paths import PREDICTOR_EXPLORATORY, REGISTRATION_HASH, REGISTRATION_PAGE
 from lagtheory.experiments.predictor import balance as P
 from lagtheory.experiments.predictor import evaluation as V
@@ -113,7 +114,7 @@ def test_registered_constants_agree_with_the_page():
     assert G.WINDOW_SHARE == 0.9 and "at least 90% of the 100 seeds" in SECTION
     assert G.FAILURE_MARGIN == 0.1 and G.ALPHA == 0.05
     assert len(G.CONFIRMATORY_LEVELS) == 6 and "108 in all (72 on languages)" in SECTION
-    assert set(W.TARGET_LEVELS.values()) == set(G.CONFIRMATORY_LEVELS.values()) - {"main/scale=0.3 ratio=1"}
+    assert set(PL.TARGET_LEVELS.values()) == set(G.CONFIRMATORY_LEVELS.values()) - {"main/scale=0.3 ratio=1"}
     assert V.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
     assert V.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
     assert not set(P.PREDICTOR_SEEDS) & set(G.CONFIRMATORY_SEEDS)
@@ -155,8 +156,8 @@ def test_the_frozen_baseline_and_the_exploratory_figures_are_the_stored_ones():
 def test_the_power_table_is_recomputed():
     records = load_exploratory(ROOT / "book" / "data")
     for optimiser, label in (("adam", "Adam"), ("sgd", "SGD")):
-        effects = W.planning_effects(records, optimiser)
-        found = W.plan(effects, cells=108, language_cells=72, margin=math.log10(1.1), candidates=(100,))
+        effects = PL.planning_effects(records, optimiser)
+        found = PL.plan(effects, cells=108, language_cells=72, margin=math.log10(1.1), candidates=(100,))
         rows = {
             "(a) failure": f"only joint fails {statistic(effects['p10'])}, only lag {statistic(effects['p01'])}",
             "(a') recognition": f"only lag recognises {statistic(effects['r10'])}, only joint {statistic(effects['r01'])}",

@@ -15,7 +15,7 @@ from lagtheory.experiments.engine.cells import TrainingConfig, check_device, run
 from lagtheory.experiments.exploratory import studies as ST
 from lagtheory.experiments.exploratory.design import TaskDesign
 from lagtheory.experiments.exploratory.records import cell_entry, load_record, validate_record
-from lagtheory.experiments.paths import RUNS, study_record, units_folder
+from lagtheory.experiments.paths import RUNS, record_path, units_folder
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting
 
@@ -49,7 +49,7 @@ def test_a_run_writes_the_serial_record_outside_book_data_refuses_to_overwrite_a
 ):
     # the working directory as in a checkout: the committed record of the study in book/data
     monkeypatch.chdir(tmp_path)
-    committed = study_record("transformer")
+    committed = record_path("transformer")
     committed.parent.mkdir(parents=True)
     committed.write_bytes((ROOT / committed).read_bytes())
     before = (committed.read_bytes(), committed.stat().st_mtime_ns)

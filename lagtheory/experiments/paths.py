@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 BOOK_DATA = Path("book") / "data"
-"""The committed records: ``summary_<study>.json`` (:func:`study_record`), the confirmatory records
+"""The committed records: ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
 (:data:`CONFIRMATORY_RECORDS`), the predictor's files and the registration hash."""
 RUNS = Path("runs")
 """The default output folder of the command (ignored by git): ``summary_<study>.json`` and
@@ -36,7 +36,7 @@ PREDICTOR_SUCCESSOR = BOOK_DATA / "predictor_successor.json"
 """The exploratory successor predictor's margins and scores on the validation cells."""
 
 
-def study_record(study: str, folder: Path = BOOK_DATA) -> Path:
+def record_path(study: str, folder: Path = BOOK_DATA) -> Path:
     """The record of a study: ``<folder>/summary_<study>.json``.
 
     Parameters

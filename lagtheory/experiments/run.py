@@ -47,7 +47,7 @@ from .engine.cells import check_device
 from .engine.distributed import finished, run_units
 from .exploratory.records import write_record
 from .exploratory.studies import STUDIES, run_study
-from .paths import RUNS, study_record, units_folder
+from .paths import RUNS, record_path, units_folder
 
 
 def parser() -> argparse.ArgumentParser:
@@ -118,7 +118,7 @@ def main(arguments: list[str] | None = None) -> Path:
         tasks = tuple(dataclasses.replace(design, steps=args.steps) for design in tasks)
     the_study = dataclasses.replace(the_study, tasks=tasks)
     seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
-    output = args.output or study_record(the_study.name, RUNS)
+    output = args.output or record_path(the_study.name, RUNS)
     if output.exists() and not args.overwrite:
         parse.error(f"--output: {output} exists; pass --overwrite to replace it, or another --output")
     folder = units_folder(output)

@@ -47,10 +47,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..exploratory.design import MARGIN
-from ..exploratory.reanalysis import load_exploratory
+from ..exploratory.records import load_exploratory
 from ..statistics.paired import bootstrap_interval, holm, mcnemar_exact, paired_t, tost, tost_binary
-from ..statistics.power import plan, planning_effects
 from .design import GRID_WARM_FRACTION, Run
+from .planning import plan, planning_effects
 from .registration import ALPHA, FAILURE_MARGIN, WINDOW_SHARE, check_record
 
 VARIANTS = (("shared", "total"), ("shared", "joint"), ("best", "total"), ("best", "joint"))
@@ -60,7 +60,7 @@ POWER_OUTCOMES = {
     "recognition": "recognition (McNemar, languages)",
     "conditional": "conditional log loss, difference (paired t)",
 }
-"""The outcomes of :func:`analyse` and the rows of :func:`lagtheory.experiments.statistics.power.plan` that give their power."""
+"""The outcomes of :func:`analyse` and the rows of :func:`lagtheory.experiments.confirmatory.planning.plan` that give their power."""
 MIN_BOTH_SUCCEED = 10
 """Outcome (b) is estimable in a cell only with at least this many seeds where neither run fails (the
 registration)."""
@@ -396,7 +396,7 @@ def robust_verdict(verdicts: Sequence[str]) -> str:
 
 def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> dict[str, dict[str, Any]]:
     """Per optimiser and outcome of :data:`POWER_OUTCOMES`, the power at ``seeds`` seeds against the planning
-    effects of the exploratory ``records`` (the registration's table, :func:`lagtheory.experiments.statistics.power.plan`
+    effects of the exploratory ``records`` (the registration's table, :func:`lagtheory.experiments.confirmatory.planning.plan`
     at Bonferroni's level), and ``equivalence_seeds``: the seeds (b)'s equivalence test would need.
 
     Parameters

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exploratory.reanalysis import load_exploratory
+from ..exploratory.records import load_exploratory
 from ..paths import CONFIRMATORY_RECORDS, CONFIRMATORY_RUNS, PREDICTOR_PREDICTIONS
 from .analysis import analyse, design_power
 from .design import ConfirmatoryCell, Run, confirmatory_tasks

@@ -67,7 +67,7 @@ from ..exploratory.calibration import calibrate
 from ..exploratory.design import OPTIMISERS, TaskDesign, capped_log_loss, main_level
 from ..exploratory.records import config_to_dict, versions
 from ..exploratory.studies import STUDIES, design_of, task_payload
-from ..paths import BOOK_DATA, CONFIRMATORY_RUNS, study_record, units_folder
+from ..paths import BOOK_DATA, CONFIRMATORY_RUNS, record_path, units_folder
 from .design import (
     ACCOUNTINGS,
     GRID_WARM_FRACTION,
@@ -386,7 +386,7 @@ def shared_rates(cells: Sequence[ConfirmatoryCell], folder: Path = BOOK_DATA) ->
     rates = {}
     for cell in cells:
         if cell.study not in records:
-            records[cell.study] = json.loads(study_record(cell.study, folder).read_text())["calibration"]
+            records[cell.study] = json.loads(record_path(cell.study, folder).read_text())["calibration"]
         base = records[cell.study][cell.task][cell.optimiser]["base_rates"]
         rates[cell.name] = float(base[main_level(cell.readout_scale, cell.ratio)])
     return rates

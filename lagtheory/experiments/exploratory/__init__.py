@@ -6,5 +6,7 @@
 - :mod:`~lagtheory.experiments.exploratory.records`: the per-seed records;
 - :mod:`~lagtheory.experiments.exploratory.regimes`: their statistics (families, regime maps, tables);
 - :mod:`~lagtheory.experiments.exploratory.figures`: their figures;
-- :mod:`~lagtheory.experiments.exploratory.reanalysis`: the re-analysis by decomposed outcome.
+- :mod:`~lagtheory.experiments.exploratory.outcomes`: the decomposed outcomes of a record (failure, the loss
+  when both succeed) and their verdicts;
+- :mod:`~lagtheory.experiments.exploratory.reanalysis`: issue 20's re-analysis, recomputed from them.
 """

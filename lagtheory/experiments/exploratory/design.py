@@ -83,6 +83,8 @@ SWEPT_ATTENTION_INITS = ("zero", "preset")
 SWEEPS = ("main", "attention_init", "budget", "accounting", "base_rate", "fixed")
 """The sweeps of the sweep design, and ``"fixed"``; the cells of a study that is not a sweep."""
 MARGIN = math.log10(1.1)
+ALPHA = 0.05
+"""The level of the exploratory tests, applied to Holm-adjusted p-values."""
 PRIMARY = "log10_test_loss"
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..engine.cells import CellResult, TrainingConfig
+from ..paths import BOOK_DATA, record_path
 from ..statistics.paired import Comparison, compare
 from .calibration import RATE_GRIDS
 from .design import (
@@ -54,6 +55,8 @@ from .design import (
 )
 
 FORMAT = "lagtheory-study-2"
+STUDY_NAMES = ("languages", "regression", "icl")
+"""The exploratory studies whose records are the set the registration was written from (seeds 0..29)."""
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
@@ -385,6 +388,27 @@ def load_record(path: str | Path) -> dict[str, Any]:
     record = json.loads(Path(path).read_text())
     validate_record(record, str(path))
     return record
+
+
+def load_exploratory(folder: str | Path = BOOK_DATA) -> dict[str, dict[str, Any]]:
+    """The exploratory records (:data:`STUDY_NAMES`), the set the registration was written from.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path, optional
+        Where the ``summary_<study>.json`` files are.
+
+    Returns
+    -------
+    dict of str to dict
+        Study name -> record.
+
+    Raises
+    ------
+    ValueError
+        If a file is not a study record.
+    """
+    return {study: load_record(record_path(study, Path(folder))) for study in STUDY_NAMES}
 
 
 def validate_record(record: Any, name: str) -> None:

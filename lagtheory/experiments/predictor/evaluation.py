@@ -43,9 +43,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer
 
-from ..exploratory.design import OPTIMISERS, training_config
-from ..exploratory.reanalysis import ALPHA, failure_cap, failure_test, lag_cells, load_exploratory
-from ..exploratory.records import cell_from_configuration
+from ..exploratory.design import ALPHA, OPTIMISERS, training_config
+from ..exploratory.outcomes import failure_cap, failure_test, lag_cells
+from ..exploratory.records import cell_from_configuration, load_exploratory
 from ..exploratory.regimes import tasks_of
 from ..exploratory.studies import study
 from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS
