@@ -16,14 +16,13 @@ import pytest
 from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, training_config
 from lagtheory.experiments.exploratory.studies import TRANSFORMER, TRANSFORMER_STUDY_LANGUAGES, study
 from lagtheory.experiments.paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS, PREDICTOR_TRANSFORMER
-from lagtheory.experiments.predictor import evaluation as PE
-from lagtheory.experiments.predictor.balance import THRESHOLD, first_step_balance
+from lagtheory.experiments.predictor.balance import THRESHOLD, VALIDATION_RATIOS, VALIDATION_SCALES, first_step_balance
 from lagtheory.experiments.tasks.transformer.task import TRANSFORMER_TRAINING
 
 ROOT = Path(__file__).resolve().parents[1]
 COEFFICIENTS = json.loads((ROOT / PREDICTOR_EXPLORATORY).read_text())["summary"]["baseline_coefficients"]
 FILES = {
-    "existing tasks": (ROOT / PREDICTOR_PREDICTIONS, PE.VALIDATION_SCALES, PE.VALIDATION_RATIOS),
+    "existing tasks": (ROOT / PREDICTOR_PREDICTIONS, VALIDATION_SCALES, VALIDATION_RATIOS),
     "transformer": (ROOT / PREDICTOR_TRANSFORMER, READOUT_SCALES, RATIOS),
 }
 

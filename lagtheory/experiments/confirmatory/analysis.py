@@ -1,7 +1,7 @@
 """The registered outcomes of the confirmatory study from its stored records (``book/registration.md``,
 sections "Tuning, both ways", "Outcomes and tests", "Families, alpha, multiplicity", "Verdicts").
 
-Inputs: the grid record and the best record of :mod:`lagtheory.experiments.confirmatory.runs` (the best
+Inputs: the grid record and the best record of :mod:`lagtheory.experiments.confirmatory.stages` (the best
 record lists each cell's tuned choices). Per cell, the four *variants* (:data:`VARIANTS`) pair joint's and
 lag's per-seed runs (:func:`paired_runs`): the shared calibrated rate (the cell's ``shared_rate``, lag at
 T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal joint-phase steps. Then
@@ -402,7 +402,7 @@ def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> 
     Parameters
     ----------
     records : mapping of str to mapping
-        Study name -> exploratory record (:func:`lagtheory.experiments.exploratory.reanalysis.load_exploratory`).
+        Study name -> exploratory record (:func:`lagtheory.experiments.exploratory.records.load_exploratory`).
     seeds : int, optional
         Seeds per cell, >= 1 (default 100, the registered seeds).
 

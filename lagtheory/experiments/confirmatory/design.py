@@ -29,23 +29,25 @@ the warm-up replaced for a fraction other than 1/4 (:func:`run_config`).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from lagtheory.schedules import ACCOUNTINGS
 
 from ..engine.cells import TrainingConfig
 from ..exploratory.design import OPTIMISERS, TaskDesign, main_level, training_config
 from ..exploratory.studies import STUDIES
+from ..paths import BOOK_DATA, record_path
+from ..predictor.balance import VALIDATION_RATIOS, VALIDATION_SCALES
 from .registration import CONFIRMATORY_LEVELS, CONFIRMATORY_TASKS, RATE_GRIDS, WARM_FRACTIONS
 
 GRID_WARM_FRACTION = 0.25
 """Lag's warm-up in the grid runs and the shared-rate variant, as a fraction of the budget (T/4)."""
-ACCOUNTINGS = ("total", "joint")
-"""Equal total steps, equal joint-phase steps (the engine's ``accounting``)."""
 VALIDATION_SEED_OFFSET = 500
 """The validation set of the tuning runs is drawn from the task's test seed plus this."""
-VALIDATION_READOUT_SCALES = (0.05, 0.5, 2.0, 10.0)
-VALIDATION_RATIOS = (0.5, 2.0, 30.0)
 
 
 def confirmatory_tasks() -> list[tuple[str, TaskDesign]]:
@@ -211,7 +213,7 @@ class Run:
     ValueError
         If ``schedule`` is neither "joint" nor "lag", a joint run has a ``warm_fraction`` or an accounting
         other than "both", a lag run's ``warm_fraction`` is not in (0, 1) or its accounting is not in
-        :data:`ACCOUNTINGS`, or ``base_rate`` is not positive.
+        :data:`~lagtheory.schedules.ACCOUNTINGS`, or ``base_rate`` is not positive.
     """
 
     schedule: str
@@ -354,6 +356,43 @@ def validation_levels() -> list[tuple[float, float]]:
     Returns
     -------
     list of (float, float)
-        ``VALIDATION_READOUT_SCALES`` times ``VALIDATION_RATIOS``, readout scale outer.
+        :data:`~lagtheory.experiments.predictor.balance.VALIDATION_SCALES` times
+        :data:`~lagtheory.experiments.predictor.balance.VALIDATION_RATIOS` (the cells whose predictions were
+        committed before they ran), readout scale outer.
     """
-    return [(scale, ratio) for scale in VALIDATION_READOUT_SCALES for ratio in VALIDATION_RATIOS]
+    return [(scale, ratio) for scale in VALIDATION_SCALES for ratio in VALIDATION_RATIOS]
+
+
+def shared_rates(cells: Sequence[ConfirmatoryCell], folder: Path = BOOK_DATA) -> dict[str, float]:
+    """The shared calibrated rate of each cell ("Tuning, both ways"): the exploratory calibration's rate of its
+    main-grid cell in ``folder/summary_<study>.json``; LP-FT takes the centre's.
+
+    Parameters
+    ----------
+    cells : sequence of ConfirmatoryCell
+        The cells.
+    folder : pathlib.Path, optional
+        Where the exploratory records are (default ``book/data``, relative to the working directory).
+
+    Returns
+    -------
+    dict of str to float
+        Cell name -> its shared calibrated base rate.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a cell's study has no record in ``folder``.
+    KeyError
+        If the record has no calibrated rate of a cell's task, optimiser and level.
+    TypeError
+        If the calibration left the cell's level without a rate (stored as null).
+    """
+    records: dict[str, Any] = {}
+    rates = {}
+    for cell in cells:
+        if cell.study not in records:
+            records[cell.study] = json.loads(record_path(cell.study, folder).read_text())["calibration"]
+        base = records[cell.study][cell.task][cell.optimiser]["base_rates"]
+        rates[cell.name] = float(base[main_level(cell.readout_scale, cell.ratio)])
+    return rates

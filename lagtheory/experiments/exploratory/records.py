@@ -239,11 +239,23 @@ def _rounded(values: NDArray[np.float64], digits: int = 6) -> list:
     return [float(f"{value:.{digits}g}") if np.isfinite(value) else None for value in np.asarray(values).ravel()]
 
 
-def _stored(value: Any) -> Any:
-    """JSON-ready, with non-finite floats as None (JSON has no NaN)."""
+def storable(value: Any) -> Any:
+    """A value as a record stores it (both layers' records): JSON-ready (:func:`json_ready`), with non-finite
+    floats as None (JSON has no NaN).
+
+    Parameters
+    ----------
+    value : object
+        Nested lists, tuples, numpy arrays and scalars.
+
+    Returns
+    -------
+    object
+        The same structure with lists and Python numbers, None for every NaN or infinity.
+    """
     value = json_ready(value)
     if isinstance(value, list):
-        return [_stored(item) for item in value]
+        return [storable(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -283,7 +295,7 @@ def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
     entry = {
         "configuration": cell_configuration(cell),
         "values": {
-            quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
+            quantity: {schedule: storable(array[k]) for k, schedule in enumerate(cell.schedules)}
             for quantity, array in values.items()
         },
     }
@@ -304,7 +316,7 @@ def study_record(
     seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The record of a study's runs (module docstring); ``cells`` cell name -> :func:`cell_entry` (all
-    tasks and optimisers merged, :func:`lagtheory.experiments.exploratory.studies.run_study`); ``seconds`` the wall
+    tasks and optimisers merged, :func:`lagtheory.experiments.exploratory.runner.run_study`); ``seconds`` the wall
     time of each task (calibration and sweep), kept for information (it depends on the machine).
 
     Parameters
@@ -573,7 +585,7 @@ def mismatches(
     seeds: Sequence[int],
     rtol: float,
 ) -> list[str]:
-    """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.exploratory.studies.rerun`) of some
+    """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.exploratory.runner.rerun`) of some
     schedules and seeds with the record: the quantities that differ beyond the tolerance.
 
     Booleans and integers must agree exactly (NaN equals NaN). A ``log10_`` quantity (the primary metric)

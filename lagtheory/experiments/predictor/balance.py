@@ -51,6 +51,13 @@ through the readout. Chosen on the exploratory records (``lagtheory.experiments.
 ADAM_EPS = 1e-8
 """Adam's eps, as the engine's optimiser uses it (:class:`lagtheory.training.TorchGroupOptimiser`)."""
 
+VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
+"""Readout scales of the registered validation cells of the predictor (H5); between the exploratory grid's
+(0.05, 0.5, 2) and beyond it (10)."""
+VALIDATION_RATIOS = (0.5, 2.0, 30.0)
+"""Attention/output step-size ratios of the registered validation cells; between the grid's (0.5, 2) and beyond
+it (30)."""
+
 
 def first_step_decreases(
     task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS

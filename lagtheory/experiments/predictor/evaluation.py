@@ -2,7 +2,7 @@
 helps, on the exploratory records, against a baseline that uses only the design.
 
 * **Cells**: every main-grid and attention-initialisation cell of every task and
-  optimiser of the exploratory records (:data:`SWEEPS`; 27 per task and optimiser,
+  optimiser of the exploratory records (:data:`PREDICTOR_SWEEPS`; 27 per task and optimiser,
   486 in all). The budget, accounting and base-rate cells are left out: at step 0
   they are copies of a main-grid cell (the base rate scales both step sizes alike
   and cancels from the balance), so neither the predictor nor the baseline can
@@ -49,15 +49,11 @@ from ..exploratory.records import cell_from_configuration, load_exploratory
 from ..exploratory.regimes import tasks_of
 from ..exploratory.studies import study
 from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS
-from .balance import THRESHOLD, first_step_balance
+from .balance import THRESHOLD, VALIDATION_RATIOS, VALIDATION_SCALES, first_step_balance
 
-SWEEPS = ("main", "attention_init")
+PREDICTOR_SWEEPS = ("main", "attention_init")
 """The sweeps of the exploratory records whose cells the evaluation reads."""
 RESAMPLES = 4000
-VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
-"""Readout scales of the validation cells; between the grid's (0.05, 0.5, 2) and beyond it (10)."""
-VALIDATION_RATIOS = (0.5, 2.0, 30.0)
-"""Attention/output step-size ratios of the validation cells; between the grid's (0.5, 2) and beyond it (30)."""
 
 
 def lag_helps(joint_only: int, lag_only: int, p_value: float) -> bool:
@@ -289,7 +285,7 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
     Parameters
     ----------
     records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.reanalysis.load_exploratory`).
+        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
 
     Returns
     -------
@@ -305,7 +301,7 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
             for optimiser in OPTIMISERS:
                 for cell_name in lag_cells(record, task, optimiser):
                     configuration = record["cells"][cell_name]["configuration"]
-                    if configuration["sweep"] not in SWEEPS:
+                    if configuration["sweep"] not in PREDICTOR_SWEEPS:
                         continue
                     cell = cell_from_configuration(the_study, configuration)
                     if built is None:
@@ -405,7 +401,8 @@ def youden(balance: ArrayLike, labels: ArrayLike, thresholds: ArrayLike) -> NDAr
 
 def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
     """The predictor's value and prediction, and the frozen baseline's score, for every validation cell of the
-    existing tasks (:data:`VALIDATION_SCALES` x :data:`VALIDATION_RATIOS`, every task and optimiser of the three
+    existing tasks (:data:`~lagtheory.experiments.predictor.balance.VALIDATION_SCALES` x
+    :data:`~lagtheory.experiments.predictor.balance.VALIDATION_RATIOS`, every task and optimiser of the three
     studies, attention N(0, 0.1^2)), computed before any of them is run. The base rate scales both step sizes
     alike and cancels from the balance (SGD and Adam alike), so it is set to 1 here; the runs use the calibrated
     rate.
