@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 BOOK_DATA = Path("book") / "data"
-"""The committed records: ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
+"""The committed records, ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
 (:data:`CONFIRMATORY_RECORDS`), the predictor's files and the registration hash."""
 RUNS = Path("runs")
-"""The default output folder of the command (ignored by git): ``summary_<study>.json`` and
+"""The default output folder of the command, ignored by git, holding ``summary_<study>.json`` and
 ``confirmatory/<stage>.json``, each with its folder of finished units."""
 CONFIRMATORY_RUNS = RUNS / "confirmatory"
 """Where the confirmatory stages write their records by default (``<stage>.json``)."""

@@ -62,7 +62,7 @@ from .paths import CONFIRMATORY_RUNS, RUNS, record_path, units_folder
 CONFIRMATORY = "confirmatory"
 """The name the command gives the registered confirmatory study."""
 MIN_STEPS = 4
-"""The shortest step budget T of a trial: every warm-up is at least one step (lag's T/8 in tuning)."""
+"""The shortest step budget T of a trial, so that every warm-up is at least one step (lag's T/8 in tuning)."""
 
 
 def parser() -> argparse.ArgumentParser:

@@ -65,7 +65,7 @@ TRIAL_OPTIONS = ("seeds", "tasks", "optimisers", "levels", "steps")
 """The options of :func:`plan` that make a run a trial."""
 
 Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mapping[str, int], str], Mapping[str, Any]]
-"""How a stage has its units run: ``(units, work, weights, what they count) -> unit name -> result`` (the
+"""How a stage has its units run, ``(units, work, weights, what they count) -> unit name -> result`` (the
 same as :data:`lagtheory.experiments.exploratory.runner.Execute`)."""
 
 
