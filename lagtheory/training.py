@@ -37,6 +37,8 @@ from .exact_recognition import _recognition_trusted, check_max_length
 from .schedules import Phase, step_plan
 
 OPTIMISERS = ("sgd", "adam")
+"""The optimisers of the torch training loop (:class:`TorchGroupOptimiser`); the studies compare both
+(:class:`lagtheory.experiments.exploratory.design.Study`)."""
 
 GradientOracle = Callable[[int, tuple[Phase | None, ...]], NDArray[np.float64]]
 """(step, the phase of each schedule) -> the loss of each schedule at the current parameters,

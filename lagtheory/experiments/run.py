@@ -49,11 +49,12 @@ from typing import Any
 
 import torch
 
+from lagtheory.training import OPTIMISERS
+
 from .confirmatory.registration import page_hash, stored_hash
 from .confirmatory.stages import STAGES, TRIAL_OPTIONS, check_tuning, plan, run_stage
 from .engine.cells import check_device
 from .engine.distributed import finished, run_units
-from .exploratory.design import OPTIMISERS
 from .exploratory.records import write_record
 from .exploratory.runner import run_study
 from .exploratory.studies import STUDIES

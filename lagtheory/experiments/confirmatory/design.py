@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from lagtheory.schedules import ACCOUNTINGS
+from lagtheory.training import OPTIMISERS
 
 from ..engine.cells import TrainingConfig
-from ..exploratory.design import OPTIMISERS, TaskDesign, main_level, training_config
+from ..exploratory.design import TaskDesign, main_level, training_config
 from ..exploratory.studies import STUDIES
 from ..paths import BOOK_DATA, record_path
 from ..predictor.balance import VALIDATION_RATIOS, VALIDATION_SCALES

@@ -36,8 +36,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lagtheory.schedules import ACCOUNTINGS
+from lagtheory.training import OPTIMISERS
 
-from ..exploratory.design import OPTIMISERS, TaskDesign, main_level
+from ..exploratory.design import TaskDesign, main_level
 from ..exploratory.records import config_to_dict, versions
 from ..exploratory.runner import run_unit as calibration_work
 from ..exploratory.runner import task_payload

@@ -49,9 +49,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
 from ..engine.cells import Task, TrainingConfig
 
-OPTIMISERS = ("sgd", "adam")
 READOUT_SCALES = (0.01, 0.1, 0.3, 1.0, 3.0)
 """The readout initialisation scales of the main grid."""
 RATIOS = (0.1, 0.3, 1.0, 3.0, 10.0)

@@ -16,8 +16,9 @@ from matplotlib.patches import Rectangle
 from numpy.typing import NDArray
 
 from lagtheory import palette
+from lagtheory.training import OPTIMISERS
 
-from .design import CENTRE, OPTIMISERS, centre_name
+from .design import CENTRE, centre_name
 from .regimes import effect, grid, regime_map, tasks_of
 
 VALUE_SIZE = 9

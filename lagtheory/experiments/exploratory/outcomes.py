@@ -27,8 +27,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
 from ..statistics.paired import holm, mcnemar_exact
-from .design import ALPHA, OPTIMISERS, PRIMARY
+from .design import ALPHA, PRIMARY
 from .records import cells_where, failed_runs, per_seed
 from .regimes import tasks_of
 

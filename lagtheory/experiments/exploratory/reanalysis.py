@@ -18,8 +18,10 @@ import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
 from ..statistics.paired import holm
-from .design import ALPHA, OPTIMISERS, PRIMARY, centre_name
+from .design import ALPHA, PRIMARY, centre_name
 from .outcomes import conditional_summary, failure_summary, is_main, lag_cells, paired_sd
 from .records import load_exploratory, per_seed
 from .regimes import effect, regime_map, tasks_of, verdict_counts

@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
 from ..statistics.paired import Comparison, compare_family, format_p
-from .design import CENTRE, OPTIMISERS, centre_name, main_level
+from .design import CENTRE, centre_name, main_level
 from .records import cells_where, comparisons
 
 

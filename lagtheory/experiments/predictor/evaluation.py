@@ -42,10 +42,11 @@ import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer
+from lagtheory.training import OPTIMISERS
 
-from ..exploratory.design import ALPHA, OPTIMISERS, training_config
+from ..exploratory.design import ALPHA, training_config
 from ..exploratory.outcomes import failure_cap, failure_test, lag_cells
-from ..exploratory.records import cell_from_configuration, load_exploratory
+from ..exploratory.records import STUDY_NAMES, cell_from_configuration, load_exploratory
 from ..exploratory.regimes import tasks_of
 from ..exploratory.studies import study
 from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS
@@ -418,7 +419,7 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
         One row per validation cell (:func:`prediction_row`).
     """
     rows = []
-    for name in ("languages", "regression", "icl"):
+    for name in STUDY_NAMES:
         the_study = study(name)
         for design in the_study.tasks:
             task = the_study.build(design.name, design.setting)
