@@ -58,6 +58,7 @@ from .engine.distributed import finished, run_units
 from .exploratory.records import write_record
 from .exploratory.runner import run_study
 from .exploratory.studies import STUDIES
+from .parameters import fill_doc
 from .paths import CONFIRMATORY_RUNS, RUNS, record_path, units_folder
 
 CONFIRMATORY = "confirmatory"
@@ -98,13 +99,13 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
+@fill_doc
 def check(args: argparse.Namespace, parse: argparse.ArgumentParser) -> None:
     """Every check of an option that does not depend on the study's design, made once for all studies.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        The parsed command line.
+    %(args)s
     parse : argparse.ArgumentParser
         Its parser, which reports an invalid option.
 
@@ -197,15 +198,14 @@ def cluster(args: argparse.Namespace, folder: Path) -> Iterator[Callable[..., Ma
         yield execute
 
 
+@fill_doc
 def output_of(args: argparse.Namespace, parse: argparse.ArgumentParser, default: Path) -> Path:
     """The record's path (``--output``, or ``default``); refused if it exists and ``--overwrite`` is not given.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        The parsed command line.
-    parse : argparse.ArgumentParser
-        Its parser.
+    %(args)s
+    %(parse)s
     default : pathlib.Path
         The default output.
 
@@ -226,14 +226,14 @@ def output_of(args: argparse.Namespace, parse: argparse.ArgumentParser, default:
     return output
 
 
+@fill_doc
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the study's or stage's units, write the record; return its path (with
     ``--stage all``, the last stage's).
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line without the program's name (default ``sys.argv[1:]``).
+    %(arguments)s
 
     Returns
     -------
@@ -282,6 +282,7 @@ def main(arguments: list[str] | None = None) -> Path:
     return output
 
 
+@fill_doc
 def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given: list[str]) -> Path:
     """The confirmatory study's part of :func:`main`: one stage, or every stage in order (``--stage all``).
 
@@ -289,8 +290,7 @@ def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given
     ----------
     args : argparse.Namespace
         The parsed command line (checked by :func:`check`).
-    parse : argparse.ArgumentParser
-        Its parser.
+    %(parse)s
     given : list of str
         The command line, as given.
 

@@ -41,6 +41,7 @@ from lagtheory.training import OPTIMISERS
 from ..engine.cells import TrainingConfig
 from ..exploratory.design import TaskDesign, main_level, training_config
 from ..exploratory.studies import STUDIES
+from ..parameters import fill_doc
 from ..paths import BOOK_DATA, record_path
 from ..predictor.balance import VALIDATION_RATIOS, VALIDATION_SCALES
 from .registration import CONFIRMATORY_LEVELS, CONFIRMATORY_TASKS, RATE_GRIDS, WARM_FRACTIONS
@@ -76,6 +77,7 @@ def confirmatory_tasks() -> list[tuple[str, TaskDesign]]:
     return tasks
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ConfirmatoryCell:
     """A confirmatory cell: the ``study`` and ``task`` of its task, ``optimiser``, its registered ``label``
@@ -89,8 +91,7 @@ class ConfirmatoryCell:
         :data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`).
     task : str
         The task's name (a :class:`~lagtheory.experiments.exploratory.design.TaskDesign` name).
-    optimiser : str
-        "sgd" or "adam".
+    %(optimiser)s
     label : str
         The registered level, a key of :data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_LEVELS`.
     exploratory : str
@@ -192,6 +193,7 @@ def confirmatory_cells(
     return cells
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Run:
     """One run of a cell (all its seeds): ``schedule`` "joint" or "lag" at ``base_rate``, lag's warm-up
@@ -200,8 +202,7 @@ class Run:
 
     Attributes
     ----------
-    schedule : str
-        "joint" or "lag".
+    %(confirmatory_schedule)s
     base_rate : float
         The base rate eta, positive (attention step ``eta*sqrt(r)``, output ``eta/sqrt(r)``).
     warm_fraction : float or None
@@ -283,14 +284,14 @@ def run_config(design: TaskDesign, cell: ConfirmatoryCell, run: Run) -> Training
     return config
 
 
+@fill_doc
 def grid_runs(optimiser: str) -> list[Run]:
     """The grid stage's runs of a cell (module docstring): per rate of ``RATE_GRIDS[optimiser]`` joint, lag
     (T/4) under equal total steps and lag (T/4) under equal joint-phase steps.
 
     Parameters
     ----------
-    optimiser : str
-        A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").
+    %(grid_optimiser)s
 
     Returns
     -------
@@ -309,14 +310,14 @@ def grid_runs(optimiser: str) -> list[Run]:
     return runs
 
 
+@fill_doc
 def tuning_runs(optimiser: str) -> list[Run]:
     """The tuning stage's runs of a cell: per grid rate joint, and lag at every warm-up fraction of
     :data:`~lagtheory.experiments.confirmatory.registration.WARM_FRACTIONS` under both accountings.
 
     Parameters
     ----------
-    optimiser : str
-        A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").
+    %(grid_optimiser)s
 
     Returns
     -------

@@ -23,6 +23,7 @@ from ..exploratory.design import TaskDesign, capped_log_loss
 from ..exploratory.records import config_to_dict, storable
 from ..exploratory.runner import design_of, task_payload
 from ..exploratory.studies import STUDIES
+from ..parameters import fill_doc
 from .design import ConfirmatoryCell, Run, run_config, validation_setting
 
 
@@ -65,13 +66,13 @@ def outcomes(metrics: Mapping[str, NDArray]) -> dict[str, NDArray]:
     return values
 
 
+@fill_doc
 def cell_payload(cell: ConfirmatoryCell, runs: Sequence[Run]) -> dict[str, Any]:
     """A cell and its runs as JSON-ready data.
 
     Parameters
     ----------
-    cell : ConfirmatoryCell
-        The cell.
+    %(confirmatory_cell)s
     runs : sequence of Run
         Its runs in this unit.
 
@@ -84,6 +85,7 @@ def cell_payload(cell: ConfirmatoryCell, runs: Sequence[Run]) -> dict[str, Any]:
     return {"cell": dataclasses.asdict(cell), "runs": [run.as_dict() for run in runs]}
 
 
+@fill_doc
 def unit_payload(
     study: str,
     design: TaskDesign,
@@ -100,8 +102,7 @@ def unit_payload(
     ----------
     study : str
         The name of the task's exploratory study (a key of :data:`~lagtheory.experiments.exploratory.studies.STUDIES`).
-    design : TaskDesign
-        The task.
+    %(design)s
     cells : sequence of mapping
         The cells and their runs, each as :func:`cell_payload` gives it.
     seeds : sequence of int

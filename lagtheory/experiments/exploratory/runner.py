@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from ..engine.cells import CellResult, Task, check_seeds, run_rows
 from ..engine.distributed import run_units_serially
+from ..parameters import fill_doc
 from .calibration import calibrate
 from .design import Cell, Study, TaskDesign, rows_of
 from .records import (
@@ -36,6 +37,7 @@ from .records import (
 from .studies import study
 
 
+@fill_doc
 def run_cells(
     the_study: Study,
     cells: Sequence[Cell],
@@ -48,18 +50,13 @@ def run_cells(
 
     Parameters
     ----------
-    the_study : Study
-        The study.
+    %(the_study)s
     cells : sequence of Cell
         A non-empty sequence of cells of one task, optimiser and batch size.
-    seeds : sequence of int
-        Distinct integers >= 0.
-    progress : callable, optional
-        Called with 1 after every step.
-    task : Task, optional
-        The engine task, if already built.
-    device : str, optional
-        Where the engine trains.
+    %(engine_seeds)s
+    %(progress)s
+    %(task_optional)s
+    %(device)s
 
     Returns
     -------
@@ -90,6 +87,7 @@ Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mappi
 :func:`serially` here, or :func:`lagtheory.experiments.engine.distributed.run_units` on a cluster."""
 
 
+@fill_doc
 def serially(
     units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
 ) -> dict[str, dict[str, Any]]:
@@ -97,8 +95,7 @@ def serially(
 
     Parameters
     ----------
-    units : mapping of str to object
-        Unit name -> payload.
+    %(units)s
     work : callable
         ``work(payload)``, the unit's result.
     weights : mapping of str to int
@@ -156,16 +153,15 @@ def design_of(the_study: Study, payload: Mapping[str, Any]) -> TaskDesign:
     return TaskDesign(name, setting, payload["steps"], payload["batch_size"], payload["description"])
 
 
+@fill_doc
 def calibration_units(the_study: Study, device: str = "cpu") -> dict[str, dict[str, Any]]:
     """The calibration of every task and optimiser of a calibrated study as units (none otherwise): name
     ``calibration-<task>-<optimiser>`` -> payload for :func:`run_unit`.
 
     Parameters
     ----------
-    the_study : Study
-        The study.
-    device : str, optional
-        Where the engine trains.
+    %(the_study)s
+    %(device)s
 
     Returns
     -------
@@ -187,6 +183,7 @@ def calibration_units(the_study: Study, device: str = "cpu") -> dict[str, dict[s
     }
 
 
+@fill_doc
 def cell_units(
     the_study: Study, seeds: Sequence[int], calibrations: Mapping[str, Mapping[str, Any]], device: str = "cpu"
 ) -> dict[str, dict[str, Any]]:
@@ -196,15 +193,12 @@ def cell_units(
 
     Parameters
     ----------
-    the_study : Study
-        The study.
-    seeds : sequence of int
-        Distinct integers >= 0.
+    %(the_study)s
+    %(engine_seeds)s
     calibrations : mapping
         Task -> optimiser -> :func:`~lagtheory.experiments.exploratory.calibration.calibrate`'s result (unused
         for a study that is not calibrated).
-    device : str, optional
-        Where the engine trains.
+    %(device)s
 
     Returns
     -------
@@ -286,6 +280,7 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
     return found | {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
 
 
+@fill_doc
 def run_study(
     the_study: Study, seeds: Sequence[int], command: str, execute: Execute = serially, device: str = "cpu"
 ) -> dict[str, Any]:
@@ -299,16 +294,12 @@ def run_study(
 
     Parameters
     ----------
-    the_study : Study
-        The study.
-    seeds : sequence of int
-        Distinct integers >= 0.
-    command : str
-        The command that writes the record, stored in it.
+    %(the_study)s
+    %(engine_seeds)s
+    %(command)s
     execute : callable, optional
         How the units run (:data:`Execute`; default :func:`serially`).
-    device : str, optional
-        Where the engine trains.
+    %(device)s
 
     Returns
     -------
@@ -336,6 +327,7 @@ def run_study(
     return study_record(the_study, calibrations, cells, seeds, command, seconds)
 
 
+@fill_doc
 def rerun(
     the_study: Study, configuration: Mapping[str, Any], schedules: Sequence[str], seeds: Sequence[int]
 ) -> dict[str, NDArray]:
@@ -344,14 +336,12 @@ def rerun(
 
     Parameters
     ----------
-    the_study : Study
-        The study.
+    %(the_study)s
     configuration : mapping
         The cell's stored configuration (a record's ``cells[name]["configuration"]``).
     schedules : sequence of str
         Schedules among the cell's.
-    seeds : sequence of int
-        Distinct integers >= 0.
+    %(engine_seeds)s
 
     Returns
     -------
@@ -383,6 +373,7 @@ class Reproduction(NamedTuple):
     different: list[str]
 
 
+@fill_doc
 def reproduce(
     the_study: Study, record: Mapping[str, Any], seed: int, cells: int = 3, rtol: float = 1e-6
 ) -> list[Reproduction]:
@@ -393,8 +384,7 @@ def reproduce(
 
     Parameters
     ----------
-    the_study : Study
-        The study.
+    %(the_study)s
     record : mapping
         The study's stored record.
     seed : int

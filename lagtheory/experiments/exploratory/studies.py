@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..parameters import fill_doc
 from ..tasks.languages.catalogue import TASKS
 from ..tasks.languages.task import LanguageRuns, LanguageSetting
 from ..tasks.sequences.icl import ICLSetting, ICLTask
@@ -87,6 +88,7 @@ TRANSFORMER_SCHEDULES = tuple(name for name in COMPARED_SCHEDULES if name != "on
 of :data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`."""
 
 
+@fill_doc
 def transformer_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
     """The one cell of a language of the transformer study: every schedule of :data:`TRANSFORMER_SCHEDULES`
     under :data:`~lagtheory.experiments.tasks.transformer.task.TRANSFORMER_TRAINING` (uncalibrated; attention
@@ -97,8 +99,7 @@ def transformer_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[st
     ----------
     design : TaskDesign
         The language's task design.
-    optimiser : str
-        The optimiser.
+    %(optimiser)s
     base_rates : mapping of str to float
         Not used.
 

@@ -49,6 +49,7 @@ from ..exploratory.outcomes import failure_cap, failure_test, lag_cells
 from ..exploratory.records import STUDY_NAMES, cell_from_configuration, load_exploratory
 from ..exploratory.regimes import tasks_of
 from ..exploratory.studies import study
+from ..parameters import fill_doc
 from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS
 from .balance import THRESHOLD, VALIDATION_RATIOS, VALIDATION_SCALES, first_step_balance
 
@@ -112,15 +113,14 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
+@fill_doc
 def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
     """The baseline's design matrix: 1, log10 ratio, log10 readout scale.
 
     Parameters
     ----------
-    log_ratio : array_like
-        log10 of the attention/output step-size ratio of each cell.
-    log_scale : array_like
-        log10 of the readout scale of each cell.
+    %(log_ratio)s
+    %(log_scale)s
 
     Returns
     -------
@@ -131,16 +131,15 @@ def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.fl
     return np.column_stack([np.ones_like(log_ratio), log_ratio, np.asarray(log_scale, dtype=np.float64)])
 
 
+@fill_doc
 def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) -> NDArray[np.float64]:
     """Maximum-likelihood logistic regression of the labels on (1, log10 ratio, log10 scale): its three
     coefficients (BFGS on the negative log-likelihood, written with logaddexp).
 
     Parameters
     ----------
-    log_ratio : array_like
-        log10 of the attention/output step-size ratio of each cell.
-    log_scale : array_like
-        log10 of the readout scale of each cell.
+    %(log_ratio)s
+    %(log_scale)s
     labels : array_like
         The cells' labels (bool or 0/1).
 
@@ -170,6 +169,7 @@ def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) 
     return result.x
 
 
+@fill_doc
 def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
     """The baseline's linear score (log-odds of "lag helps") of cells.
 
@@ -177,10 +177,8 @@ def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: Arr
     ----------
     coefficients : array_like
         The three coefficients of :func:`fit_baseline`.
-    log_ratio : array_like
-        log10 of the attention/output step-size ratio of each cell.
-    log_scale : array_like
-        log10 of the readout scale of each cell.
+    %(log_ratio)s
+    %(log_scale)s
 
     Returns
     -------
@@ -225,6 +223,7 @@ def cross_validated_baseline(
     return scores
 
 
+@fill_doc
 def cluster_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],
     labels: NDArray[np.bool_],
@@ -244,8 +243,7 @@ def cluster_bootstrap(
         bool, the cells' labels, both classes present.
     clusters : sequence of str
         The cluster of each cell.
-    resamples : int, optional
-        Bootstrap draws, an integer >= 100.
+    %(resamples)s
     seed : int, optional
         Seeds the draws.
 
@@ -280,13 +278,13 @@ def cluster_bootstrap(
     return {key: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for key, v in draws.items()}
 
 
+@fill_doc
 def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every evaluated cell (module docstring) with its design, predictor value and failure comparison.
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -329,6 +327,7 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
     return rows
 
 
+@fill_doc
 def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> dict[str, Any]:
     """The AUROCs, intervals, baseline coefficients and the threshold's operating point on ``rows``
     (:func:`exploratory_cells`).
@@ -337,8 +336,7 @@ def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> d
     ----------
     rows : sequence of mapping
         The cells of :func:`exploratory_cells`.
-    resamples : int, optional
-        Bootstrap draws, an integer >= 100.
+    %(resamples)s
 
     Returns
     -------
@@ -400,6 +398,7 @@ def youden(balance: ArrayLike, labels: ArrayLike, thresholds: ArrayLike) -> NDAr
     return np.array([np.mean(balance[labels] >= t) - np.mean(balance[~labels] >= t) for t in np.asarray(thresholds)])
 
 
+@fill_doc
 def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
     """The predictor's value and prediction, and the frozen baseline's score, for every validation cell of the
     existing tasks (:data:`~lagtheory.experiments.predictor.balance.VALIDATION_SCALES` x
@@ -410,8 +409,7 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
 
     Parameters
     ----------
-    coefficients : sequence of float
-        The frozen baseline's three coefficients.
+    %(coefficients)s
 
     Returns
     -------
@@ -432,6 +430,7 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
     return rows
 
 
+@fill_doc
 def prediction_row(
     study_name: str,
     task: str,
@@ -449,18 +448,15 @@ def prediction_row(
     ----------
     study_name : str
         The study.
-    task : str
-        The task.
-    optimiser : str
-        The optimiser.
+    %(task_name)s
+    %(optimiser)s
     scale : float
         The readout scale, > 0.
     ratio : float
         The attention/output step-size ratio, > 0.
     balance : float
         The first-step balance (possibly infinite).
-    coefficients : sequence of float
-        The frozen baseline's three coefficients.
+    %(coefficients)s
 
     Returns
     -------
