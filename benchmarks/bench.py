@@ -32,9 +32,10 @@ from scipy.special import expit  # noqa: E402
 
 from lagtheory import BinomialCount, Data, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
 from lagtheory.exact_recognition import _recognition_trusted  # noqa: E402
+from lagtheory.memory import MEMORY_BUDGET  # noqa: E402
 from lagtheory.model import ShallowTransformer, pooled_from_counts  # noqa: E402
 from lagtheory.pooling import _log_odds_parts  # noqa: E402
-from lagtheory.population import MAX_TERMS, _length_table, _population_trusted, truncation_for  # noqa: E402
+from lagtheory.population import STRING_BYTES, _cached_table, _population_trusted, truncation_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 THETA, U = np.array([0.0, 1.2]), np.array([-1.0, 2.0])
@@ -204,10 +205,10 @@ def heavy_tail_rows() -> list[Row]:
         except ValueError:  # N beyond 1e7: the extrapolation below is then a lower bound
             N = 10**7
         strings = _strings(counts, N)
-        if strings <= MAX_TERMS:
+        if strings * STRING_BYTES <= MEMORY_BUDGET:
             before = median_time(lambda law=lengths, c=counts: _uncached(law, c, TOL), 3)
             before_text = f"{milliseconds(before)} ({strings:.1e} strings)"
-        else:  # refused (a MemoryError before): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
+        else:  # refused (beyond the memory budget): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
             small = population(THETA, U, Data(PowerLaw(4.0), counts, tol=1e-8), tail="bounded").truncation_length
             per_string = median_time(lambda c=counts: _uncached(PowerLaw(4.0), c, 1e-8), 3)
             before = strings * per_string / _strings(counts, small)
@@ -230,7 +231,7 @@ def heavy_tail_rows() -> list[Row]:
 
 def _uncached(lengths, counts, tol: float):
     """The term-by-term sum as it was before the tail expansion: the per-string table built anew."""
-    _length_table.cache_clear()
+    _cached_table.cache_clear()
     return population(THETA, U, Data(lengths, counts, tol=tol), tail="bounded")
 
 

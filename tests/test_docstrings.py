@@ -91,6 +91,7 @@ CONVERTED = (
     "lagtheory.experiments.confirmatory_analysis",
     "lagtheory.experiments.confirmatory_predictor",
     "lagtheory.experiments.confirmatory_records",
+    "lagtheory.memory",
     "lagtheory.certified",
     "lagtheory.certified.balls",
     "lagtheory.certified.laws",
