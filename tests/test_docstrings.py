@@ -94,6 +94,7 @@ CONVERTED = (
     "lagtheory.memory",
     "lagtheory.certified",
     "lagtheory.certified.balls",
+    "lagtheory.certified.boxes",
     "lagtheory.certified.laws",
     "lagtheory.certified.tail_expansion",
     "lagtheory.certified.representation",
