@@ -6,7 +6,7 @@ parameter group: ``attention_lr`` on the attention (theta, and the
 first-position score s; the query or key-query matrix in the experiments) and
 ``output_lr`` on the output layer (u; the readout). A step size of 0 freezes
 its group exactly. A schedule is a list of phases; the named schedules of the
-book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
+book (:data:`AVAILABLE_SCHEDULES`, built by :func:`make_schedule`) are
 
 * ``joint``: both groups throughout;
 * ``lag``: the output layer alone for ``warm_steps`` steps, then joint
@@ -25,7 +25,7 @@ book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
 The same phases drive the exact population gradient descent of the theory
 (:func:`lagtheory.population_gd.run_schedule`, numpy), the mini-batch runs of
 :mod:`lagtheory.sampled` and the seed-batched experiments of
-:mod:`lagtheory.experiments.engine` (torch SGD or Adam), all through the one
+:mod:`lagtheory.experiments.engine.cells` (torch SGD or Adam), all through the one
 loop :func:`lagtheory.training.descend`.
 """
 
@@ -44,7 +44,7 @@ ACCOUNTINGS = ("total", "joint")
 or the last phase of every schedule takes T steps, after its warm-up ("joint")."""
 
 TWO_TIMESCALE_PREFIX = "two-timescale-"
-SCHEDULE_NAMES: tuple[str, ...] = (
+AVAILABLE_SCHEDULES: tuple[str, ...] = (
     "joint",
     "lag",
     "lead",
@@ -54,7 +54,10 @@ SCHEDULE_NAMES: tuple[str, ...] = (
     "two-timescale-0.3",
     "two-timescale-3",
 )
-"""The schedules the experiments compare (any ``two-timescale-r`` with r > 0 is accepted too)."""
+"""Every named schedule the experiments can run (any ``two-timescale-r`` with r > 0 is accepted too). Which
+ones a study compares is part of its design, frozen with its record
+(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`): a schedule added here changes no
+study."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
 """The schedules of the theory chapters only (one group trained, the other frozen)."""
 
@@ -425,7 +428,7 @@ def check_schedule_name(name: object) -> str:
     Parameters
     ----------
     name : object
-        A name of :data:`SCHEDULE_NAMES`, ``two-timescale-r`` (r > 0) or one of :data:`THEORY_ONLY_NAMES`.
+        A name of :data:`AVAILABLE_SCHEDULES`, ``two-timescale-r`` (r > 0) or one of :data:`THEORY_ONLY_NAMES`.
 
     Returns
     -------
@@ -440,11 +443,15 @@ def check_schedule_name(name: object) -> str:
         If it is not a schedule's name.
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a str, one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES}, got {type(name).__name__}")
+        raise TypeError(
+            f"name must be a str, one of {AVAILABLE_SCHEDULES + THEORY_ONLY_NAMES}, got {type(name).__name__}"
+        )
     if name.startswith(TWO_TIMESCALE_PREFIX):
         two_timescale_ratio(name)
-    elif name not in SCHEDULE_NAMES + THEORY_ONLY_NAMES:
-        raise ValueError(f"name must be one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES} or 'two-timescale-r', got {name!r}")
+    elif name not in AVAILABLE_SCHEDULES + THEORY_ONLY_NAMES:
+        raise ValueError(
+            f"name must be one of {AVAILABLE_SCHEDULES + THEORY_ONLY_NAMES} or 'two-timescale-r', got {name!r}"
+        )
     return name
 
 

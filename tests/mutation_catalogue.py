@@ -49,6 +49,7 @@ TABLE = REPOSITORY / "book" / "generated" / "mutation_table.md"
 NOT_MATHEMATICS = (
     "test_stored_outputs.py",
     "test_chapter_text.py",
+    "test_notebook_recipe.py",
     "test_claims.py",
     "test_book_extensions.py",
     "test_browser_checker.py",

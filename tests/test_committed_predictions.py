@@ -13,18 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lagtheory.experiments import predictor_evaluation as PE
-from lagtheory.experiments import transformer_predictions as TP
-from lagtheory.experiments.design import OPTIMISERS, RATIOS, READOUT_SCALES, training_config
-from lagtheory.experiments.predictor import THRESHOLD, first_step_balance
-from lagtheory.experiments.studies import TRANSFORMER, TRANSFORMER_STUDY_LANGUAGES, study
-from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING
+from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, training_config
+from lagtheory.experiments.exploratory.studies import TRANSFORMER, TRANSFORMER_STUDY_LANGUAGES, study
+from lagtheory.experiments.paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS, PREDICTOR_TRANSFORMER
+from lagtheory.experiments.predictor import evaluation as PE
+from lagtheory.experiments.predictor.balance import THRESHOLD, first_step_balance
+from lagtheory.experiments.tasks.transformer.task import TRANSFORMER_TRAINING
 
 ROOT = Path(__file__).resolve().parents[1]
-COEFFICIENTS = json.loads((ROOT / PE.OUTPUT).read_text())["summary"]["baseline_coefficients"]
+COEFFICIENTS = json.loads((ROOT / PREDICTOR_EXPLORATORY).read_text())["summary"]["baseline_coefficients"]
 FILES = {
-    "existing tasks": (ROOT / PE.PREDICTIONS, PE.VALIDATION_SCALES, PE.VALIDATION_RATIOS),
-    "transformer": (ROOT / TP.PREDICTIONS, READOUT_SCALES, RATIOS),
+    "existing tasks": (ROOT / PREDICTOR_PREDICTIONS, PE.VALIDATION_SCALES, PE.VALIDATION_RATIOS),
+    "transformer": (ROOT / PREDICTOR_TRANSFORMER, READOUT_SCALES, RATIOS),
 }
 
 

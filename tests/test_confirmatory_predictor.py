@@ -1,4 +1,4 @@
-"""H5 of the confirmatory study (lagtheory.experiments.confirmatory_predictor) on synthetic validation records
+"""H5 of the confirmatory study (lagtheory.experiments.confirmatory.predictor) on synthetic validation records
 whose labels, AUROCs and operating points are derived by hand."""
 
 import json
@@ -7,10 +7,10 @@ import math
 import pytest
 import scipy.stats
 
-from lagtheory.experiments import confirmatory_predictor as CP
-from lagtheory.experiments.confirmatory_design import GRID_WARM_FRACTION, Run
-from lagtheory.experiments.predictor_evaluation import PREDICTIONS
-from lagtheory.experiments.registration import stored_hash
+from lagtheory.experiments.confirmatory import predictor as CP
+from lagtheory.experiments.confirmatory.design import GRID_WARM_FRACTION, Run
+from lagtheory.experiments.confirmatory.registration import stored_hash
+from lagtheory.experiments.paths import PREDICTOR_PREDICTIONS
 
 SEEDS = 20
 
@@ -121,7 +121,7 @@ def test_one_class_is_not_estimable_and_bad_records_are_refused():
 
 
 def test_the_committed_predictions_cover_the_registered_validation_cells():
-    committed = json.loads(PREDICTIONS.read_text())["cells"]
+    committed = json.loads(PREDICTOR_PREDICTIONS.read_text())["cells"]
     keys = {CP.prediction_key(p["task"], p["optimiser"], p["readout_scale"], p["ratio"]) for p in committed}
     assert len(keys) == len(committed) == 216
     assert all(math.isfinite(float(p["balance"])) for p in committed)

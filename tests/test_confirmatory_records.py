@@ -1,4 +1,4 @@
-"""The committed confirmatory records (lagtheory.experiments.confirmatory_records): deterministic gzip, the
+"""The committed confirmatory records (lagtheory.experiments.confirmatory.records): deterministic gzip, the
 registration and trial checks on reading, the seeded sample, and the comparison of a re-run with planted
 differences. The committed records themselves: every one carries the registration hash and only confirmatory
 (or, for tuning, exploratory) seeds."""
@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from lagtheory.experiments import confirmatory_records as R
-from lagtheory.experiments.registration import CONFIRMATORY_SEEDS, EXPLORATORY_SEEDS, stored_hash
+from lagtheory.experiments.confirmatory import records as R
+from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, EXPLORATORY_SEEDS, stored_hash
+from lagtheory.experiments.paths import CONFIRMATORY_RECORDS
 
 SEEDS = [100000, 100001, 100002, 100003]
 
@@ -85,6 +86,6 @@ def test_committed_records_carry_the_hash_and_their_stage_seeds():
         assert list(record["seeds"]) == list(expected), stage
         assert record["stage"] == stage
     for name in ("analysis.json", "predictor.json"):
-        path = R.FOLDER / name
+        path = CONFIRMATORY_RECORDS / name
         if path.exists():
             assert json.loads(path.read_text())["registration"] == stored_hash(), name

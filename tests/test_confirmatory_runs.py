@@ -1,4 +1,4 @@
-"""The confirmatory study's runner (lagtheory.experiments.confirmatory_design, confirmatory_runs): the
+"""The confirmatory study's runner (lagtheory.experiments.confirmatory.design, confirmatory.runs): the
 registered cells and runs, the per-run outcomes by hand, the best-vs-best rule on hand-made runs, and at a
 tiny size (one task, two seeds, eight steps) the command on a 2-worker local cluster: units equal to the
 serial computation, a run equal to the same configuration trained alone, resume, and the registration
@@ -11,16 +11,17 @@ import math
 import numpy as np
 import pytest
 
-from lagtheory.experiments import confirmatory_analysis as CA
-from lagtheory.experiments import confirmatory_design as CD
-from lagtheory.experiments import confirmatory_runs as CR
 from lagtheory.experiments import run
-from lagtheory.experiments.design import TaskDesign, training_config
-from lagtheory.experiments.distributed import fingerprint
-from lagtheory.experiments.engine import run_rows
-from lagtheory.experiments.registration import CONFIRMATORY_SEEDS, check_record, stored_hash
-from lagtheory.experiments.regression import RegressionSetting, RegressionTask
-from lagtheory.experiments.studies import REGRESSION
+from lagtheory.experiments.confirmatory import analysis as CA
+from lagtheory.experiments.confirmatory import design as CD
+from lagtheory.experiments.confirmatory import runs as CR
+from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, check_record, stored_hash
+from lagtheory.experiments.engine.cells import run_rows
+from lagtheory.experiments.engine.distributed import fingerprint
+from lagtheory.experiments.exploratory.design import TaskDesign, training_config
+from lagtheory.experiments.exploratory.studies import REGRESSION
+from lagtheory.experiments.paths import CONFIRMATORY_RUNS
+from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.schedules import make_schedule
 
 SMALL = RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3)
@@ -123,10 +124,11 @@ def test_best_vs_best_selection_and_ties():
 TINY = ["--tasks", "regression", "--optimisers", "adam", "--levels", "centre", "--seeds", "2", "--steps", "8"]
 
 
-def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tmp_path, monkeypatch):
+def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tmp_path, monkeypatch, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "grid.json"
-    arguments = ["confirmatory", "--stage", "grid", *TINY, "--workers", "2", "--output", str(output), "--quiet"]
+    arguments = ["confirmatory", "--stage", "grid", *TINY, "--scheduler", dask_scheduler, "--output", str(output)]
+    arguments.append("--quiet")
     assert run.main(arguments) == output
     record = json.loads(output.read_text())
     check_record(record)
@@ -175,16 +177,16 @@ def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tm
     monkeypatch.setattr(CR, "stored_hash", lambda: "1" * 64)
     monkeypatch.setattr(CR, "page_hash", lambda: "1" * 64)
     with pytest.raises(ValueError, match="written for another payload"):
-        run.main(arguments)
+        run.main([*arguments, "--overwrite"])
     monkeypatch.setattr(CR, "page_hash", lambda: "2" * 64)
     with pytest.raises(SystemExit):
-        run.main(arguments)
+        run.main([*arguments, "--overwrite"])
 
 
-def test_tuning_then_best_stage(tmp_path, monkeypatch):
+def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     tuning = tmp_path / "tuning.json"
-    CR.main(["--stage", "tuning", *TINY, "--workers", "1", "--output", str(tuning), "--quiet"])
+    CR.main(["--stage", "tuning", *TINY, "--scheduler", dask_scheduler, "--output", str(tuning), "--quiet"])
     record = json.loads(tuning.read_text())
     check_record(record)
     assert record["seeds"] == [0, 1]
@@ -201,7 +203,20 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
         ]
         assert choice["mean"] == min(means)
     best = tmp_path / "best.json"
-    CR.main(["--stage", "best", *TINY, "--workers", "1", "--output", str(best), "--tuning", str(tuning), "--quiet"])
+    CR.main(
+        [
+            "--stage",
+            "best",
+            *TINY,
+            "--scheduler",
+            dask_scheduler,
+            "--output",
+            str(best),
+            "--tuning",
+            str(tuning),
+            "--quiet",
+        ]
+    )
     best_record = json.loads(best.read_text())
     check_record(best_record)
     expected = {
@@ -213,7 +228,7 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
     assert best_record["seeds"] == [100000, 100001] and best_record["choices"][name] == choices
     # the analysis reads the runner's records (here with the trial mark removed, which it otherwise refuses)
     grid = tmp_path / "grid.json"
-    CR.main(["--stage", "grid", *TINY, "--workers", "1", "--output", str(grid), "--quiet"])
+    CR.main(["--stage", "grid", *TINY, "--scheduler", dask_scheduler, "--output", str(grid), "--quiet"])
     grid_record = json.loads(grid.read_text())
     with pytest.raises(ValueError, match="trial"):
         CA.analyse(grid_record, best_record)
@@ -223,11 +238,16 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
     assert set(result["window"]["joint"][name]) >= {"ratio", "interval_bonferroni", "verdict"}
     with pytest.raises(SystemExit):  # a tuning record of other cells is refused
         CR.main(
-            ["--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--tuning", str(tuning), "--quiet"]
-        )
+            [
+                "--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--overwrite",
+                "--tuning", str(tuning), "--quiet",
+            ]
+        )  # fmt: skip
+    assert "--tuning was run with trial flags" in capsys.readouterr().err
 
 
-def test_all_stages_in_order_with_the_same_flags(monkeypatch):
+def test_all_stages_in_order_with_the_same_flags(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no stage written yet
     original = CR.main
     calls = []
     monkeypatch.setattr(CR, "main", lambda arguments: calls.append(arguments) or arguments[1])
@@ -238,13 +258,30 @@ def test_all_stages_in_order_with_the_same_flags(monkeypatch):
     assert calls == [["--stage", stage, "--quiet"] for stage in CR.STAGES]
     with pytest.raises(SystemExit):
         original(["--stage", "all", "--output", "x.json"])
+    # a stage written by the same command is kept (the sweep resumes after it); one written by another
+    # command, or any existing record of a single stage, is refused without --overwrite
+    grid = CONFIRMATORY_RUNS / "grid.json"
+    grid.parent.mkdir(parents=True)
+    grid.write_text(json.dumps({"command": CR.command_line(["--stage", "grid", "--quiet"])}))
+    calls.clear()
+    original(["--stage", "all", "--quiet"])
+    assert calls == [["--stage", stage, "--quiet"] for stage in CR.STAGES[1:]]
+    assert "grid.json exists, written by this command; kept" in capsys.readouterr().err
+    calls.clear()
+    original(["--stage", "all", "--quiet", "--overwrite"])
+    assert calls == [["--stage", stage, "--quiet", "--overwrite"] for stage in CR.STAGES]
+    for arguments in (["--stage", "all", "--workers", "1", "--quiet"], ["--stage", "grid", "--quiet"]):
+        with pytest.raises(SystemExit):
+            original(arguments)
+        err = capsys.readouterr().err
+        assert "grid.json exists" in err and "pass --overwrite" in err
 
 
-def test_validation_stage(tmp_path, monkeypatch):
+def test_validation_stage(tmp_path, monkeypatch, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "validation.json"
     tiny = ["--tasks", "regression", "--optimisers", "adam", "--seeds", "2", "--steps", "8"]
-    CR.main(["--stage", "validation", *tiny, "--workers", "1", "--output", str(output), "--quiet"])
+    CR.main(["--stage", "validation", *tiny, "--scheduler", dask_scheduler, "--output", str(output), "--quiet"])
     record = json.loads(output.read_text())
     check_record(record)
     calibration = record["calibration"]["regression"]["adam"]

@@ -1,4 +1,4 @@
-"""Tests of the study (lagtheory.experiments.design, calibration, studies) and its records (lagtheory.experiments.records): the
+"""Tests of the study (lagtheory.experiments.exploratory.design, calibration, studies) and its records (lagtheory.experiments.exploratory.records): the
 sweep holds the cells the study states, the calibration picks its rates by the stated rule, a record holds
 every seed's value of every quantity for every schedule with the configuration, and a stored cell re-runs,
 alone, to the same values."""
@@ -12,12 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from lagtheory.experiments import calibration as CB
-from lagtheory.experiments import design as DS
-from lagtheory.experiments import records as RC
-from lagtheory.experiments import studies as ST
-from lagtheory.experiments.regression import RegressionSetting
-from lagtheory.schedules import SCHEDULE_NAMES
+from lagtheory.experiments.exploratory import calibration as CB
+from lagtheory.experiments.exploratory import design as DS
+from lagtheory.experiments.exploratory import records as RC
+from lagtheory.experiments.exploratory import studies as ST
+from lagtheory.experiments.tasks.sequences.regression import RegressionSetting
 
 SMALL = dataclasses.replace(
     ST.REGRESSION,
@@ -60,7 +59,7 @@ def test_the_sweep_holds_the_stated_cells():
     low = row["ratio=10 base*0.316"]
     assert math.isclose(low.attention_lr, 0.5 / math.sqrt(10) * math.sqrt(10)) and low.output_scale == 0.3
     centre = next(cell for cell in cells if DS.is_centre(cell))
-    assert centre.schedules == SCHEDULE_NAMES and centre.training.output_scale == 0.3
+    assert centre.schedules == DS.COMPARED_SCHEDULES and centre.training.output_scale == 0.3
     # geometric-mean parametrisation: attention base sqrt(r), output base / sqrt(r)
     corner = next(cell for cell in cells if cell.level == "scale=3 ratio=10")
     assert math.isclose(corner.training.attention_lr, 0.1 * math.sqrt(10)) and math.isclose(
@@ -104,7 +103,7 @@ def test_record_holds_every_seed_and_the_configuration(record, tmp_path):
     assert set(loaded["versions"]) == {"lagtheory", "torch", "numpy", "scipy", "python"}
     centre = loaded["cells"][DS.centre_name("regression", "adam")]
     assert centre["configuration"]["setting"]["test_sizes"] == [4, 12]
-    for schedule in SCHEDULE_NAMES:
+    for schedule in DS.COMPARED_SCHEDULES:
         assert len(centre["values"]["log10_test_loss"][schedule]) == 3
         assert np.array(centre["values"]["test_errors"][schedule]).shape == (3, 2)
         assert len(centre["curves"]["loss"][schedule]) == 12

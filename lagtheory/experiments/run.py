@@ -3,26 +3,30 @@
 The command::
 
     python -m lagtheory.experiments.run languages|regression|icl|transformer|transformer_sinusoidal
-        [--seeds N] [--output PATH] [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda]
-        [--tasks NAME ...] [--steps T]
+        [--seeds N] [--output PATH] [--overwrite] [--scheduler tcp://HOST:PORT] [--workers N]
+        [--device cpu|cuda] [--tasks NAME ...] [--steps T]
 
 calibrates the base rates (a calibrated study) and runs every cell of the study
-(:func:`lagtheory.experiments.studies.run_study`), each batch of cells (all cells of a task and
-optimiser) as one unit of :func:`lagtheory.experiments.distributed.run_units`: on a
+(:func:`lagtheory.experiments.exploratory.studies.run_study`), each batch of cells (all cells of a task and
+optimiser) as one unit of :func:`lagtheory.experiments.engine.distributed.run_units`: on a
 ``LocalCluster`` of ``--workers`` single-threaded worker processes of this machine, or on the
 running cluster at ``--scheduler``. A progress bar counts the calibrations, then the cells. Every
 finished unit is written at once to ``<output>.units/``; the same command run again skips them (it
 resumes), and refuses a folder written for another design. The record goes to ``--output``
-(default ``book/data/summary_<study>.json``) and the time of each task is printed.
+(default ``runs/summary_<study>.json`` under the working directory, a folder git ignores:
+:data:`lagtheory.experiments.paths.RUNS`) and the time of each task is printed. The command never
+writes over an existing record: it refuses before any work unless ``--overwrite`` is given, so a
+trial run cannot replace the book's committed record ``book/data/summary_<study>.json`` (to replace
+it, pass that path to ``--output`` with ``--overwrite``).
 
-``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.run_rows`); on a
+``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.cells.run_rows`); on a
 machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
 it with another step budget T: a trial, not the study's design (the record's configurations say
 what ran). The command::
 
     python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all [...]
 
-runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory_runs`;
+runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory.runs`;
 ``python -m lagtheory.experiments.run confirmatory --help``).
 """
 
@@ -39,14 +43,11 @@ from typing import Any
 
 import torch
 
-from .distributed import finished, run_units
-from .engine import check_device
-from .records import write_record
-from .studies import STUDIES, run_study
-
-BOOK_DATA = Path("book") / "data"
-"""Where records go by default; ``book/data`` under the working directory, the repository root
-(the package may be installed as a wheel, far from any checkout)."""
+from .engine.cells import check_device
+from .engine.distributed import finished, run_units
+from .exploratory.records import write_record
+from .exploratory.studies import STUDIES, run_study
+from .paths import RUNS, record_path, units_folder
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,9 +55,8 @@ def parser() -> argparse.ArgumentParser:
     parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parse.add_argument("study", choices=sorted(STUDIES))
     parse.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default: the study's number)")
-    parse.add_argument(
-        "--output", type=Path, default=None, help="default book/data/summary_<study>.json under the working directory"
-    )
+    parse.add_argument("--output", type=Path, default=None, help="default runs/summary_<study>.json (ignored by git)")
+    parse.add_argument("--overwrite", action="store_true", help="replace the record at --output if it exists")
     parse.add_argument("--scheduler", default=None, help="address of a running dask scheduler, tcp://HOST:PORT")
     parse.add_argument("--workers", type=int, default=2, help="worker processes of the local cluster (default 2)")
     parse.add_argument("--device", default="cpu", help="cpu (default) or cuda: where the workers train")
@@ -68,7 +68,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the study's units, write the record; return its path (``confirmatory``:
-    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments).
+    :func:`lagtheory.experiments.confirmatory.runs.main` with the other arguments).
 
     Parameters
     ----------
@@ -83,19 +83,16 @@ def main(arguments: list[str] | None = None) -> Path:
     Raises
     ------
     SystemExit
-        If the command line is invalid (argparse's error, naming the option).
+        If the command line is invalid (argparse's error, naming the option), or the output exists and
+        ``--overwrite`` is not given.
     """
     given = sys.argv[1:] if arguments is None else arguments
     if given[:1] == ["confirmatory"]:
-        from .confirmatory_runs import main as confirmatory_main
+        from .confirmatory.runs import main as confirmatory_main
 
         return confirmatory_main(given[1:])
     parse = parser()
     args = parse.parse_args(arguments)
-    if args.output is None and not BOOK_DATA.is_dir():
-        parse.error(
-            f"--output: no folder {BOOK_DATA} in the working directory; run from the repository root or pass a path"
-        )
     if args.workers < 1:
         parse.error(f"--workers must be at least 1, got {args.workers}")
     if args.seeds is not None and args.seeds < 1:
@@ -121,8 +118,11 @@ def main(arguments: list[str] | None = None) -> Path:
         tasks = tuple(dataclasses.replace(design, steps=args.steps) for design in tasks)
     the_study = dataclasses.replace(the_study, tasks=tasks)
     seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
-    output = args.output or BOOK_DATA / f"summary_{the_study.name}.json"
-    folder = output.with_name(output.name.removesuffix(".json") + ".units")
+    output = args.output or record_path(the_study.name, RUNS)
+    if output.exists() and not args.overwrite:
+        parse.error(f"--output: {output} exists; pass --overwrite to replace it, or another --output")
+    folder = units_folder(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "-m", "lagtheory.experiments.run", *(arguments or sys.argv[1:])])
 
     torch.set_num_threads(1)

@@ -1,0 +1,91 @@
+"""Re-executing a chapter with no edit leaves its notebook unchanged (issue 34).
+
+The recipe is ``python book/_ext/execute_chapter.py <chapter>`` (README, introduction,
+Contributing page). It stores every notebook in one normal form: without execution
+timestamps, with each run of consecutive prints of a cell joined. Every committed notebook
+must already be in that form (else the next re-execution rewrites it), and one chapter,
+re-executed, must come back byte for byte.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from execute_chapter import chapter_files, execute, normalise, serialise  # book/_ext
+
+import conftest as session  # the repository's root conftest.py: kernels start one at a time
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_every_notebook_is_stored_in_the_normal_form(notebook: Path) -> None:
+    text = notebook.read_text()
+    assert serialise(normalise(nbformat.reads(text, as_version=4))) == text, (
+        f"{notebook.name} is not stored as the recipe writes it: run python book/_ext/execute_chapter.py {notebook.stem}"
+    )
+
+
+def test_normalise_joins_consecutive_prints_and_drops_timestamps() -> None:
+    cell = nbformat.v4.new_code_cell("print(1); print(2)")
+    cell.metadata["execution"] = {"iopub.status.busy": "2026-12-04T04:38:17.345511Z"}
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="a"),
+        nbformat.v4.new_output("stream", name="stdout", text="\n"),
+        nbformat.v4.new_output("display_data", data={"text/plain": "x"}),
+        nbformat.v4.new_output("stream", name="stdout", text="b\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="c\n"),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    notebook.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
+    normalise(notebook)
+    assert "execution" not in cell.metadata
+    assert notebook.metadata["language_info"] == {"name": "python"}
+    # joined only where consecutive and of one name: the order of what the reader sees is kept
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in cell.outputs] == [
+        ("stream", "stdout", "a\n"),
+        ("display_data", None, None),
+        ("stream", "stdout", "b\n"),
+        ("stream", "stderr", "c\n"),
+    ]
+
+
+def test_a_chapter_is_named_by_name_notebook_or_text_form() -> None:
+    expected = (BOOK / "threshold.ipynb", BOOK / "text" / "threshold.md")
+    for name in ("threshold", "book/threshold.ipynb", "book/text/threshold.md"):
+        assert chapter_files(name) == expected
+    with pytest.raises(SystemExit, match=r"chapter must be one of .*threshold.*got 'thresold'"):
+        chapter_files("thresold")
+
+
+def test_reexecuting_a_chapter_with_no_edit_leaves_it_byte_for_byte() -> None:
+    """The threshold chapter (about 10 s), the one the README's recipe names; its kernel holds the
+    kernel start-up lock while it runs, so no nbval kernel starts beside it."""
+    notebook = BOOK / "threshold.ipynb"
+    with session.kernel_start_turn():
+        executed = execute(notebook)
+    stored = notebook.read_text()
+    diff = difflib.unified_diff(stored.splitlines(), executed.splitlines(), "stored", "re-executed", lineterm="", n=0)
+    assert executed == stored, "re-executing threshold.ipynb changed it:\n" + "\n".join(list(diff)[:60])
+
+
+RECIPE_PAGES = (BOOK.parent / "README.md", BOOK / "intro.md", BOOK / "contributing.md", BOOK / "teaching.md")
+BASH_BLOCK = re.compile(r"^(?P<indent>[ ]*)```bash\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
+
+
+def test_one_recipe_in_the_readme_the_introduction_and_the_contributing_page() -> None:
+    """Every page that shows how to re-execute a chapter shows the same commands, and none shows
+    ``jupyter execute`` (which stores timestamps and split prints)."""
+    recipes = {}
+    for page in RECIPE_PAGES:
+        blocks = [textwrap.dedent(match["body"]) for match in BASH_BLOCK.finditer(page.read_text())]
+        assert not [block for block in blocks if "jupyter execute" in block], f"{page.name} gives `jupyter execute`"
+        recipes[page.name] = {block for block in blocks if "execute_chapter.py" in block}
+    assert all(recipes[page.name] for page in RECIPE_PAGES[:3]), f"a page gives no recipe: {recipes}"
+    assert len(set().union(*recipes.values())) == 1, f"the pages give different recipes: {recipes}"
