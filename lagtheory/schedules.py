@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_integer, check_positive
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 
 ACCOUNTINGS = ("total", "joint")
 """How the step budget T is counted; every schedule takes T steps in all ("total"),
@@ -529,7 +530,16 @@ def check_phases(phases: object, name: str = "phases") -> list[Phase]:
     return phases
 
 
-def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
+STEP_BYTES = 1024
+"""Bytes per step that a run keeps whatever its number of schedules (the row of :func:`step_plan`,
+the array of its losses and the recorded point of :class:`lagtheory.training.TrajectoryRecorder`:
+about 600), an upper bound; with ``SCHEDULE_STEP_BYTES`` per schedule and step, the estimate
+:func:`step_plan` compares with its ``memory_budget``."""
+SCHEDULE_STEP_BYTES = 16
+"""Bytes per schedule and step of a plan's row and its loss (a reference and a float64)."""
+
+
+def step_plan(schedules: list[list[Phase]], *, memory_budget: int = MEMORY_BUDGET) -> list[tuple[Phase | None, ...]]:
     """Step by step, the phase of each schedule (None once a schedule has finished):
     row i holds the phases that step i of every schedule belongs to.
 
@@ -537,6 +547,10 @@ def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
     ----------
     schedules : list of list of Phase
         A non-empty list of schedules.
+    memory_budget : int, optional
+        The most bytes the plan and what a run keeps per step may take, ``STEP_BYTES`` a step and
+        ``SCHEDULE_STEP_BYTES`` a step of each schedule (:data:`lagtheory.memory.MEMORY_BUDGET` by
+        default). Keyword only.
 
     Returns
     -------
@@ -546,12 +560,20 @@ def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
     Raises
     ------
     ValueError
-        If ``schedules`` is empty or a schedule is not a non-empty list of phases.
+        If ``schedules`` is empty or a schedule is not a non-empty list of phases; before anything
+        is allocated, when the steps would need more than ``memory_budget``, naming the steps.
     """
     if not isinstance(schedules, list) or not schedules:
         raise ValueError("schedules must be a non-empty list of lists of Phase objects")
+    longest = max(sum(phase.steps for phase in check_phases(phases, "schedules[i]")) for phases in schedules)
+    memory_budget = check_memory_budget(memory_budget)
+    require_memory(
+        longest * (STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules)),
+        memory_budget,
+        f"a run of {longest:.3g} steps of {len(schedules)} schedule(s) (the steps of its phases)",
+        f"at most {memory_budget // (STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules)):.3g} steps",
+    )
     per_schedule = [
         [phase for phase in check_phases(phases, "schedules[i]") for _ in range(phase.steps)] for phases in schedules
     ]
-    longest = max(len(steps) for steps in per_schedule)
     return [tuple(steps[i] if i < len(steps) else None for steps in per_schedule) for i in range(longest)]
