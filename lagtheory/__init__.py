@@ -27,6 +27,7 @@ mathematical object (see the API page of the book). The modules::
     reporting.py          how a checked number is printed
     layout.py             how a cell's printed output is laid out
     palette.py            the colours every figure takes
+    memory.py             the memory budget of the public calls: estimate before allocating, refuse with a named argument
     _validation.py        argument checks that name the argument and its range
     certified/            ball-arithmetic forms of the closed forms, one module per chapter
     experiments/          the experiments of the empirical chapters, one subpackage per job

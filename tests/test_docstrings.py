@@ -1,7 +1,7 @@
 """The package's docstrings follow one convention (numpydoc), cite only labels the book defines,
 and their examples run.
 
-The API page (book/api.md) renders the docstrings with sphinx.ext.napoleon; the nitpicky build
+The API pages (book/api.md and book/api/*.md) render the docstrings with sphinx.ext.napoleon; the nitpicky build
 (``-n``) resolves their cross-references. This module checks what the build cannot see or sees
 only when the book is built: every book label a docstring cites exists in the book's sources;
 no Google-style section (``Args:``, ``Attributes:``, ...) is left, which napoleon (numpydoc
