@@ -59,7 +59,7 @@ def test_the_table_says_where_each_kind_of_addition_goes():
     assert list(table) == [
         "a schedule",
         "a language",
-        "a task (of a study)",
+        "a task",
         "a metric",
         "a statistic",
         "a study",
@@ -72,7 +72,7 @@ def test_the_table_says_where_each_kind_of_addition_goes():
         for name in re.findall(r"`([\w/.<>-]+\.py)`", row):
             if "<" in name:
                 continue
-            candidates = [ROOT / name, PACKAGE / name, ROOT / "book" / "_ext" / name]
+            candidates = [ROOT / name, PACKAGE / name, PACKAGE / "experiments" / name, ROOT / "tests" / name]
             if not any(candidate.is_file() for candidate in candidates):
                 missing.append(name)
     assert not missing, f"files the table names that do not exist: {missing}"
