@@ -269,9 +269,9 @@ ENGINE_TASKS = (("languages", "CONTAINS_AB"), ("regression", "regression"), ("ic
 def engine_cells() -> list[tuple[str, Any, Any]]:
     """(study name, cell, engine task) of the engine benchmark: the SGD centre cell of each of
     :data:`ENGINE_TASKS` as stored in book/data (with its calibrated base rate)."""
-    from lagtheory.experiments.design import centre_name
-    from lagtheory.experiments.records import cell_from_configuration, load_record
-    from lagtheory.experiments.studies import STUDIES
+    from lagtheory.experiments.exploratory.design import centre_name
+    from lagtheory.experiments.exploratory.records import cell_from_configuration, load_record
+    from lagtheory.experiments.exploratory.studies import STUDIES
 
     cells = []
     for name, task_name in ENGINE_TASKS:
@@ -287,27 +287,27 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     batched run against the same seeds run one at a time (all schedules batched in both), and against one
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
-    from lagtheory.experiments.engine import run_cell
-    from lagtheory.schedules import SCHEDULE_NAMES
+    from lagtheory.experiments.engine.cells import run_cell
+    from lagtheory.schedules import AVAILABLE_SCHEDULES
 
     rows = []
     for name, cell, task in engine_cells():
         run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
         start = time.perf_counter()
-        run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
+        run_cell(task, cell.training, AVAILABLE_SCHEDULES, range(seeds))
         batched = seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            run_cell(task, cell.training, SCHEDULE_NAMES, [seed])
+            run_cell(task, cell.training, AVAILABLE_SCHEDULES, [seed])
         looped = looped_seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            for schedule in SCHEDULE_NAMES:
+            for schedule in AVAILABLE_SCHEDULES:
                 run_cell(task, cell.training, [schedule], [seed])
         single = looped_seeds / (time.perf_counter() - start)
         rows.append(
             (
-                f"engine, {name} ({cell.name}), {len(SCHEDULE_NAMES)} schedules: seeds/s at S = {seeds} batched "
+                f"engine, {name} ({cell.name}), {len(AVAILABLE_SCHEDULES)} schedules: seeds/s at S = {seeds} batched "
                 "vs seeds one at a time vs schedule and seed one at a time",
                 f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
             )
@@ -333,8 +333,12 @@ def transformer_rows(
 
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lagtheory.experiments.engine import run_rows, standard_draws
-    from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
+    from lagtheory.experiments.engine.cells import run_rows, standard_draws
+    from lagtheory.experiments.tasks.transformer.task import (
+        TRANSFORMER_TRAINING,
+        TransformerLanguageRuns,
+        TransformerSetting,
+    )
 
     task = TransformerLanguageRuns("FIRST", TransformerSetting())
     config = dataclasses.replace(TRANSFORMER_TRAINING, steps=steps, warm_steps=steps // 4)

@@ -4,7 +4,6 @@ exist in the stored records and build engine tasks (timings themselves are never
 from __future__ import annotations
 
 import bench  # benchmarks/bench.py (pytest.ini's pythonpath)
-
 from lagtheory.experiments.design import Cell
 
 
