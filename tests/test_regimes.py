@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from lagtheory.experiments.exploratory import regimes as G
-from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
+from lagtheory.experiments.exploratory.design import RATIOS, READOUT_SCALES, centre_name, main_level
 from lagtheory.experiments.exploratory.records import reproduction_sample
+from lagtheory.training import OPTIMISERS
 
 SEEDS = list(range(30))
 BUDGETS = [0.25, 0.5, 2.0, 4.0]
