@@ -11,6 +11,8 @@ later pass resolved are not counted) and fails (exit status 1) when
   high: content run over the footer), or
 * any reference, hyper-reference or citation is undefined (a link that goes
   nowhere in the PDF), or
+* a float (a figure with its caption) is too large for a page: LaTeX sets it
+  anyway, and its caption runs into the page's foot, or
 * a chapter prints source code (read from the ``.tex``): the code of a notebook
   cell (myst-nb's ``cell_input``), or any block highlighted as Python in a
   document that has notebook cells. The PDF prints the cells' outputs only
@@ -43,6 +45,7 @@ OVERFULL = re.compile(
     r"(?: in (?:paragraph|alignment) at lines (?P<first>\d+)--\d+| detected at line (?P<at>\d+)"
     r"| has occurred while \\output is active)?"
 )
+FLOAT_TOO_LARGE = re.compile(r"Float too large for page by (?P<points>[0-9.]+)pt on input line (?P<line>\d+)")
 NAME_UNDEFINED = re.compile(
     r"(?P<what>Reference|Hyper reference|Citation) `(?P<name>[^']*)' on page \S+ undefined"
     r"(?: on input line (?P<line>\d+))?"
@@ -184,7 +187,12 @@ def report(log: str, tex: str, max_points: float) -> tuple[list[str], bool]:
     code = printed_code(tex)
     lines.insert(2, f"source code printed in chapters: {len(code)} blocks")
     lines += [f"  source code printed at .tex line {line} {doc}" for line, doc in code]
-    return lines, not wide and not undefined and not code
+    floats = [(float(m["points"]), int(m["line"])) for m in FLOAT_TOO_LARGE.finditer(unwrap(log))]
+    lines.insert(3, f"floats too large for a page: {len(floats)}")
+    lines += [
+        f"  float too large by {points:.1f} pt at .tex line {line} {where(line, starts)}" for points, line in floats
+    ]
+    return lines, not wide and not undefined and not code and not floats
 
 
 def main(argv: list[str] | None = None) -> int:

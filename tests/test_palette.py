@@ -297,6 +297,9 @@ def test_every_figure_module_takes_the_palette(module: Path) -> None:
 PRINTED_TEXT_WIDTH = 6.5
 """Inches a figure is printed at in the PDF when it is wider (Sphinx's LaTeX text width on letter paper)."""
 SMALLEST_PRINTED_POINTS = 7.0
+TALLEST_PRINTED_INCHES = 7.5
+"""A figure printed taller than this leaves no room on the page for a caption of five lines (the text is
+about 8.5 in high): LaTeX then runs the caption into the page's foot."""
 
 
 def palette_rgb() -> set[tuple[float, ...]]:
@@ -332,7 +335,7 @@ def drawn_colours(fig) -> list[tuple[str, tuple[float, ...]]]:
 
 
 @pytest.mark.parametrize("study", ["languages", "icl"])
-def test_the_heat_maps_take_the_palette_and_print_legibly(study: str) -> None:
+def test_the_heat_maps_take_the_palette_and_print_legibly_on_one_page(study: str) -> None:
     import json
 
     import matplotlib.pyplot as plt
@@ -348,8 +351,10 @@ def test_the_heat_maps_take_the_palette_and_print_legibly(study: str) -> None:
     assert images and all(image.get_cmap() is palette.EFFECT for image in images)
     scale = min(1.0, PRINTED_TEXT_WIDTH / fig.get_figwidth())
     smallest = min(text.get_fontsize() for ax in fig.axes for text in ax.texts) * scale
+    tall = fig.get_figheight() * scale
     plt.close(fig)
     assert smallest >= SMALLEST_PRINTED_POINTS, f"cell values print at {smallest:.1f} pt"
+    assert tall <= TALLEST_PRINTED_INCHES, f"the figure prints {tall:.2f} in tall"
 
 
 def test_the_budget_curves_take_the_palette() -> None:

@@ -131,3 +131,13 @@ def test_outputs_and_the_contributing_guides_code_pass():
     tex = chapter_tex(CELL, OUTPUT, verdict=(CELL, OUTPUT), contributing=(PYTHON,))
     lines, ok = P.report(CLEAN, tex, max_points=3.0)
     assert ok and "source code printed in chapters: 0 blocks" in lines
+
+
+def test_a_float_too_large_for_its_page_fails_in_its_chapter():
+    """A figure and its caption taller than the page: LaTeX only warns, and the caption runs into the
+    page's foot (the languages chapter's heat maps, 42 pt too tall)."""
+    log = "LaTeX Warning: Float too large for page by 42.33018pt on input line 6.\n"
+    lines, ok = P.report(log, TEX, max_points=3.0)
+    assert not ok
+    assert "floats too large for a page: 1" in lines
+    assert any("float too large by 42.3 pt at .tex line 6 book/verdict" in line for line in lines)

@@ -27,7 +27,7 @@ VALUE_SIZE = 9
 :data:`PANELS_PER_ROW` panels wide, so that the PDF prints them at 7 pt or more."""
 PANELS_PER_ROW = 3
 """Heat-map panels side by side; more tasks wrap onto further rows."""
-PANEL_INCHES = (2.5, 2.3)
+PANEL_INCHES = (2.5, 2.0)
 """Width and height of one heat-map panel (5 x 5 cells, ticks, title); the colour bar lies below them all."""
 
 
@@ -113,7 +113,7 @@ def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = No
     fig, axes = plt.subplots(
         rows,
         columns,
-        figsize=(PANEL_INCHES[0] * columns, PANEL_INCHES[1] * rows + 0.7),
+        figsize=(PANEL_INCHES[0] * columns, PANEL_INCHES[1] * rows + 0.6),
         squeeze=False,
         constrained_layout=True,
     )
