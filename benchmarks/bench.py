@@ -269,9 +269,9 @@ ENGINE_TASKS = (("languages", "CONTAINS_AB"), ("regression", "regression"), ("ic
 def engine_cells() -> list[tuple[str, Any, Any]]:
     """(study name, cell, engine task) of the engine benchmark: the SGD centre cell of each of
     :data:`ENGINE_TASKS` as stored in book/data (with its calibrated base rate)."""
-    from lagtheory.experiments.design import centre_name
-    from lagtheory.experiments.records import cell_from_configuration, load_record
-    from lagtheory.experiments.studies import STUDIES
+    from lagtheory.experiments.exploratory.design import centre_name
+    from lagtheory.experiments.exploratory.records import cell_from_configuration, load_record
+    from lagtheory.experiments.exploratory.studies import STUDIES
 
     cells = []
     for name, task_name in ENGINE_TASKS:
@@ -287,27 +287,26 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     batched run against the same seeds run one at a time (all schedules batched in both), and against one
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
-    from lagtheory.experiments.engine import run_cell
-    from lagtheory.schedules import SCHEDULE_NAMES
+    from lagtheory.experiments.engine.cells import run_cell
 
     rows = []
     for name, cell, task in engine_cells():
         run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
         start = time.perf_counter()
-        run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
+        run_cell(task, cell.training, cell.schedules, range(seeds))
         batched = seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            run_cell(task, cell.training, SCHEDULE_NAMES, [seed])
+            run_cell(task, cell.training, cell.schedules, [seed])
         looped = looped_seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            for schedule in SCHEDULE_NAMES:
+            for schedule in cell.schedules:
                 run_cell(task, cell.training, [schedule], [seed])
         single = looped_seeds / (time.perf_counter() - start)
         rows.append(
             (
-                f"engine, {name} ({cell.name}), {len(SCHEDULE_NAMES)} schedules: seeds/s at S = {seeds} batched "
+                f"engine, {name} ({cell.name}), {len(cell.schedules)} schedules: seeds/s at S = {seeds} batched "
                 "vs seeds one at a time vs schedule and seed one at a time",
                 f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
             )
@@ -333,8 +332,12 @@ def transformer_rows(
 
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lagtheory.experiments.engine import run_rows, standard_draws
-    from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
+    from lagtheory.experiments.engine.cells import run_rows, standard_draws
+    from lagtheory.experiments.tasks.transformer.task import (
+        TRANSFORMER_TRAINING,
+        TransformerLanguageRuns,
+        TransformerSetting,
+    )
 
     task = TransformerLanguageRuns("FIRST", TransformerSetting())
     config = dataclasses.replace(TRANSFORMER_TRAINING, steps=steps, warm_steps=steps // 4)
@@ -423,6 +426,53 @@ def book_rows() -> list[Row]:
     ]
 
 
+CERTIFIED_TWINS = [
+    ("setting", "lem-strip on its whole strip, six u", "def phi_terms(", "C.strip_certificate("),
+    ("threshold", "thm-threshold (b) on t in [1.001, 200]", "brute_lengths = np.arange(", "C.margin_certificate("),
+    ("threshold", "thm-threshold (c) on r in [1.5, 256.5]", "x_grid = np.linspace(", "C.loss_bound_certificate("),
+]
+"""The certified cells that decide a statement on a whole interval (issue 33) and their float twins: (chapter,
+statement, a line of the float check's source, a line of the certified cell's source)."""
+
+
+def certified_rows() -> list[Row]:
+    """Each whole-range certified cell against the float check of the same statement: both timed as the
+    chapter runs them (a fresh kernel executes the chapter; nbclient records each cell's start and end)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    rows, timed = [], {}
+    for chapter in sorted({twin[0] for twin in CERTIFIED_TWINS}):
+        notebook = nbformat.read(ROOT / "book" / f"{chapter}.ipynb", as_version=4)
+        NotebookClient(notebook, timeout=1800, resources={"metadata": {"path": str(ROOT / "book")}}).execute()
+        timed[chapter] = notebook
+
+    def seconds(chapter: str, marker: str) -> float:
+        (cell,) = [cell for cell in timed[chapter].cells if cell.cell_type == "code" and marker in cell.source]
+        stamps = cell.metadata.execution
+        start, end = (_timestamp(stamps[key]) for key in ("iopub.execute_input", "shell.execute_reply"))
+        return end - start
+
+    for chapter, statement, float_marker, certified_marker in CERTIFIED_TWINS:
+        float_time, certified_time = seconds(chapter, float_marker), seconds(chapter, certified_marker)
+        rows.append((f"{chapter}: {statement}, float check", f"{float_time:.2f} s", "1"))
+        rows.append(
+            (
+                "same, certified cell (whole range)",
+                f"{certified_time:.2f} s",
+                f"{certified_time / float_time:.1f}x float",
+            )
+        )
+    return rows
+
+
+def _timestamp(text: str) -> float:
+    """Seconds of an ISO timestamp as nbclient writes it (2026-12-04T17:03:23.123456Z)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def table(title: str, rows: list[Row]) -> list[str]:
     """A titled Markdown table of (what, measured, ratio) rows."""
     return [
@@ -442,6 +492,7 @@ def main() -> None:
     parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     parser.add_argument("--only-transformer", action="store_true", help="only the transformer task's rows")
+    parser.add_argument("--only-certified", action="store_true", help="only the whole-range certified cells' rows")
     parser.add_argument(
         "--device", default="cpu", help="with --only-transformer: where the transformer trains (cpu or cuda)"
     )
@@ -453,6 +504,11 @@ def main() -> None:
     if args.only_engine:
         for what, value in engine_rows():
             print(f"| {what} | {value} |")
+        return
+    if args.only_certified:
+        print(f"load average {os.getloadavg()[0]:.1f} at the start")
+        for what, value, ratio in certified_rows():
+            print(f"| {what} | {value} | {ratio} |", flush=True)
         return
     if args.only_transformer:
         print(f"load average {os.getloadavg()[0]:.1f} at the start")
@@ -473,6 +529,9 @@ def main() -> None:
         "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
     )
     lines += table("Count-based against token-level evaluation", evaluation_rows())
+    lines += table(
+        "Certified on whole ranges against the float check of the same statement (issue 33)", certified_rows()
+    )
     lines += table(
         "Vectorised against looped seeds (the experiments engine, issue 9)",
         [(what, value, "") for what, value in engine_rows()],
