@@ -200,12 +200,36 @@ def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2)
     str
         The line.
     """
+    verdict, interval, difference, equivalence = describe_columns(record, comparison, digits)
+    return f"{verdict}: {interval}, difference {difference}, equivalence {equivalence}"
+
+
+def describe_columns(record: Mapping[str, Any], comparison: Comparison, digits: int = 2) -> tuple[str, str, str, str]:
+    """The parts of :func:`describe`, one per column of a table: the verdict, the effect with its 95% interval,
+    and the Holm-adjusted p-values of the difference and of equivalence.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    comparison : Comparison
+        An adjusted comparison of a schedule against joint.
+    digits : int, optional
+        Decimals of the effect and its interval.
+
+    Returns
+    -------
+    tuple of str
+        ``("hurts", "+0.68 [+0.33, +1.11]", "p = 0.0047", "p = 1")``; a helps or hurts verdict whose
+        difference also lies within the equivalence margin says so: ``"hurts (within the margin)"``.
+    """
     value, low, high = effect(record, comparison)
     within = " (within the margin)" if comparison.equivalent and comparison.verdict in ("helps", "hurts") else ""
     return (
-        f"{comparison.verdict}{within}: {value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}], "
-        f"difference {format_p(comparison.p_difference_adjusted)}, "
-        f"equivalence {format_p(comparison.p_equivalence_adjusted)}"
+        f"{comparison.verdict}{within}",
+        f"{value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]",
+        format_p(comparison.p_difference_adjusted),
+        format_p(comparison.p_equivalence_adjusted),
     )
 
 
@@ -224,14 +248,47 @@ def regime_summary(record: Mapping[str, Any], family: Mapping[str, Comparison], 
     Returns
     -------
     dict of str to list of str
-        Verdict -> levels.
+        Verdict -> levels, as :func:`level_label` prints them.
     """
     found: dict[str, list[str]] = {"helps": [], "hurts": [], "equivalent": [], "undetermined": []}
     for name, comparison in family.items():
         configuration = record["cells"][name]["configuration"]
         if configuration["sweep"] == sweep:
-            found[comparison.verdict].append(configuration["level"])
+            found[comparison.verdict].append(level_label(configuration["level"]))
     return found
+
+
+_BUDGETS = {"0.25": "T/4", "0.5": "T/2", "2": "2T", "4": "4T"}
+
+
+def level_label(level: str) -> str:
+    r"""A sweep's level as the book prints it: a step budget as a multiple of the centre's budget T
+    (``T*2`` is ``2T``, ``T*0.5`` is ``T/2``: the design's budget ``T``, printed so that it is not read
+    as the three-phase chapter's step count :math:`T^\star`), a base rate as the calibrated rate times or divided by 3.16 (``ratio=1 base*0.316``
+    is ``ratio 1, base/3.16``); any other level as it is.
+
+    Parameters
+    ----------
+    level : str
+        A cell's level (``record["cells"][name]["configuration"]["level"]``).
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> level_label("T*0.5"), level_label("T*4"), level_label("ratio=0.1 base*3.16"), level_label("preset")
+    ('T/2', '4T', 'ratio 0.1, 3.16 base', 'preset')
+    """
+    if level.startswith("T*") and level[2:] in _BUDGETS:
+        return _BUDGETS[level[2:]]
+    ratio, _, base = level.partition(" base*")
+    if ratio.startswith("ratio=") and base in ("0.316", "3.16"):
+        rate = "base/3.16" if base == "0.316" else "3.16 base"
+        return f"ratio {ratio.removeprefix('ratio=')}, {rate}"
+    return level
 
 
 # -- the chapters' shared cells ----------------------------------------------------------------------
