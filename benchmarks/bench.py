@@ -288,25 +288,26 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
     from lagtheory.experiments.engine.cells import run_cell
+    from lagtheory.schedules import AVAILABLE_SCHEDULES
 
     rows = []
     for name, cell, task in engine_cells():
         run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
         start = time.perf_counter()
-        run_cell(task, cell.training, cell.schedules, range(seeds))
+        run_cell(task, cell.training, AVAILABLE_SCHEDULES, range(seeds))
         batched = seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            run_cell(task, cell.training, cell.schedules, [seed])
+            run_cell(task, cell.training, AVAILABLE_SCHEDULES, [seed])
         looped = looped_seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            for schedule in cell.schedules:
+            for schedule in AVAILABLE_SCHEDULES:
                 run_cell(task, cell.training, [schedule], [seed])
         single = looped_seeds / (time.perf_counter() - start)
         rows.append(
             (
-                f"engine, {name} ({cell.name}), {len(cell.schedules)} schedules: seeds/s at S = {seeds} batched "
+                f"engine, {name} ({cell.name}), {len(AVAILABLE_SCHEDULES)} schedules: seeds/s at S = {seeds} batched "
                 "vs seeds one at a time vs schedule and seed one at a time",
                 f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
             )

@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from lagtheory.experiments.exploratory.records import load_record, mismatches, per_seed
-from lagtheory.experiments.exploratory.studies import STUDIES, rerun
+from lagtheory.experiments.exploratory.runner import rerun
+from lagtheory.experiments.exploratory.studies import STUDIES
 from lagtheory.experiments.paths import record_path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -38,6 +38,8 @@ from .memory import MEMORY_BUDGET
 from .schedules import Phase, check_phases, step_plan
 
 OPTIMISERS = ("sgd", "adam")
+"""The optimisers of the torch training loop (:class:`TorchGroupOptimiser`); the studies compare both
+(:class:`lagtheory.experiments.exploratory.design.Study`)."""
 
 GradientOracle = Callable[[int, tuple[Phase | None, ...]], NDArray[np.float64]]
 """(step, the phase of each schedule) -> the loss of each schedule at the current parameters,

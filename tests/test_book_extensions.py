@@ -53,7 +53,7 @@ def built(source):
 def source(tmp_path_factory):
     src = tmp_path_factory.mktemp("tiny")
     (src / "index.md").write_text(
-        "# Tiny\n\nThe opening.\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\nthree\napi\n```\n\n"
+        "# Tiny\n\nThe opening.\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\nthree\napi\napi_frames\n```\n\n"
         "## An aside\n\nIts text.\n"
     )
     (src / "one.ipynb").write_text(
@@ -98,7 +98,12 @@ def source(tmp_path_factory):
         "Tables come from {py:func}`table_frame.table_frame`.\n"
     )
     (src / "api.md").write_text(
-        "# API\n\nWhat each module holds.\n\n## Frames\n\n```{eval-rst}\n.. automodule:: table_frame\n   :members:\n```\n"
+        "# API\n\nWhat each module holds.\n\n| module | holds |\n| --- | --- |\n| `table_frame` | frames |\n\n"
+        "```{only} latex\nThe reference is in the HTML.\n```\n\n"
+        "## Its own module\n\n```{eval-rst}\n.. automodule:: claims\n   :members: CheckCell\n```\n"
+    )
+    (src / "api_frames.md").write_text(
+        "# Frames\n\nTables.\n\n## `table_frame`\n\n```{eval-rst}\n.. automodule:: table_frame\n   :members:\n```\n"
     )
     (src / "repro.md").write_text(
         "# Reproducibility\n\n```{environment-table}\n```\n\n```{book-pdf}\n```\n\n"
@@ -340,16 +345,21 @@ def test_the_pdf_sets_generated_tables_with_their_widths(source):
 
 
 def test_the_pdf_leaves_the_api_reference_to_the_html(source):
-    """In the PDF a section that documents a module (automodule) is left out, with a pointer to the HTML
-    in its place; a link to what left becomes plain text; the HTML keeps everything."""
+    """In the PDF a section that documents a module (automodule) is left out, and a page of the reference
+    left without a table goes whole; the index page keeps its table and its PDF-only pointer; a link to
+    what left becomes plain text. The HTML keeps everything."""
     latex = build(source, "latex")
     tex = "".join(p.read_text() for p in latex.glob("*.tex"))
-    assert "What each module holds." in tex and "API pages of the HTML book" in tex
-    assert "Frames" not in tex and "The frame of a docutils table" not in tex
-    assert "Tables come from" in tex and "table_frame.table_frame" not in tex.split("Tables come from")[1][:200]
+    assert "What each module holds." in tex and "The reference is in the HTML." in tex and "frames" in tex
+    assert "Its own module" not in tex and "A check cell" not in tex  # the index page's module section
+    assert r"\chapter{Frames}" not in tex and "Tables." not in tex  # the page of the reference
+    assert "The frame of a docutils table" not in tex
+    after = tex.split("Tables come from")[1][:300]
+    assert "table_frame.table_frame" not in after and "hyperref" not in after.split("\n")[0]
     html = build(source, "html")
-    assert "The frame of a docutils table" in (html / "api.html").read_text()
-    assert 'href="api.html#table_frame.table_frame"' in (html / "map.html").read_text()
+    assert "The frame of a docutils table" in (html / "api_frames.html").read_text()
+    assert "The reference is in the HTML." not in (html / "api.html").read_text()
+    assert 'href="api_frames.html#table_frame.table_frame"' in (html / "map.html").read_text()
 
 
 def test_the_pdf_keeps_statements_whole_and_opens_with_one_introduction(source):

@@ -23,7 +23,6 @@ from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.exploratory.records import load_exploratory
 from lagtheory.experiments.paths import PREDICTOR_EXPLORATORY, REGISTRATION_HASH, REGISTRATION_PAGE
 from lagtheory.experiments.predictor import balance as P
-from lagtheory.experiments.predictor import evaluation as V
 from lagtheory.experiments.statistics import power as W
 from lagtheory.reporting import statistic
 
@@ -115,8 +114,8 @@ def test_registered_constants_agree_with_the_page():
     assert G.FAILURE_MARGIN == 0.1 and G.ALPHA == 0.05
     assert len(G.CONFIRMATORY_LEVELS) == 6 and "108 in all (72 on languages)" in SECTION
     assert set(PL.TARGET_LEVELS.values()) == set(G.CONFIRMATORY_LEVELS.values()) - {"main/scale=0.3 ratio=1"}
-    assert V.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
-    assert V.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
+    assert P.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
+    assert P.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
     assert not set(P.PREDICTOR_SEEDS) & set(G.CONFIRMATORY_SEEDS)
 
 

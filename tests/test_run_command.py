@@ -12,6 +12,7 @@ import torch
 
 from lagtheory.experiments import run
 from lagtheory.experiments.engine.cells import TrainingConfig, check_device, run_rows
+from lagtheory.experiments.exploratory import runner as RN
 from lagtheory.experiments.exploratory import studies as ST
 from lagtheory.experiments.exploratory.design import TaskDesign
 from lagtheory.experiments.exploratory.records import cell_entry, load_record, validate_record
@@ -64,7 +65,7 @@ def test_a_run_writes_the_serial_record_outside_book_data_refuses_to_overwrite_a
     units = units_folder(output)
     assert sorted(path.name for path in units.iterdir()) == ["cells-LAST_B-adam.json", "cells-PARITY-adam.json"]
     on_cluster = load_record(output)
-    serial = ST.run_study(tiny_transformer("LAST_B", "PARITY"), (0, 1), command)
+    serial = RN.run_study(tiny_transformer("LAST_B", "PARITY"), (0, 1), command)
     for record in (on_cluster, serial):
         record.pop("seconds")
     assert json.dumps(on_cluster, sort_keys=True) == json.dumps(serial, sort_keys=True)
@@ -163,7 +164,7 @@ def test_the_transformer_study_runs_its_languages_under_every_schedule():
     )  # fmt: skip
     assert cell.training.attention_init == "random" and cell.training.warm_steps == 75
     tiny = tiny_transformer("PARITY")
-    record = ST.run_study(tiny, (0, 1), "test")
+    record = RN.run_study(tiny, (0, 1), "test")
     validate_record(record, "record")
     recognised = record["cells"]["PARITY/adam/fixed/uncalibrated"]["values"]["recognised"]
     assert set(recognised) == set(cell.schedules)
@@ -171,7 +172,7 @@ def test_the_transformer_study_runs_its_languages_under_every_schedule():
     assert record["calibration"] == {"PARITY": {}} and record["design"]["languages"][-1] == "PARITY"
     # the units (payloads rebuilt into designs, results through JSON) give what the engine gives directly
     design = tiny.tasks[0]
-    direct = ST.run_cells(tiny, tiny.cells(design, "adam", {}), (0, 1))
+    direct = RN.run_cells(tiny, tiny.cells(design, "adam", {}), (0, 1))
     ((cell, result),) = direct.values()
     assert json.dumps(cell_entry(cell, result), sort_keys=True) == json.dumps(
         record["cells"][cell.name], sort_keys=True

@@ -20,8 +20,8 @@ What a reader of the printed book does not need leaves the PDF (issue 34):
 
 * the code of the notebooks' cells (a check cell's code is replaced by a pointer to its cell,
   ``claim_links.py``; every other cell prints its outputs only);
-* the API reference's modules (their docstrings, signatures and members; the page keeps its
-  overview of the modules and says where the full reference is).
+* the API reference's pages (the docstrings, signatures and members of every module; the index
+  page keeps its overview tables and says where the reference is).
 
 And what it needs is laid out for print: each part of ``_toc.yml`` (Foundations, Theory, ...)
 opens with ``\bookpart`` (``book/latex/booklayout.sty``: an entry in the contents and the
@@ -100,12 +100,6 @@ def print_outputs_only(app: Sphinx, doctree: nodes.document, fromdocname: str) -
             cell.parent.remove(cell)
 
 
-API_POINTER = (
-    "The printed book leaves out the reference of each module (its functions, classes, signatures "
-    "and docstrings): it is the API pages of the HTML book, built beside this PDF in _build/html."
-)
-
-
 def _docname(node: nodes.Node, root: str) -> str:
     """The source document of a node of the assembled PDF: that of its nearest section or
     ``start_of_file`` (Sphinx marks every inlined section with its ``docname``; the parent links of
@@ -131,9 +125,10 @@ def _own_ids(section: nodes.section) -> list[str]:
 
 
 def api_reference_in_html_only(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
-    """Leave every section that documents a module (autodoc's ``module-<name>`` target in its own
-    content) out of the PDF; the page keeps its overview and says where the reference is, and a link
-    into what left becomes its text (see the module docstring)."""
+    """Leave the API reference out of the PDF: every section that documents a module (autodoc's
+    ``module-<name>`` target in its own content), then every page it leaves without a table (the pages
+    of the reference; the index page keeps its overview tables, and says where the reference is in an
+    ``{only} latex`` paragraph). A link into what left becomes its text (see the module docstring)."""
     if app.builder.format != "latex":
         return
     # the module's target id, which docutils may have moved to the node after it
@@ -144,20 +139,21 @@ def api_reference_in_html_only(app: Sphinx, doctree: nodes.document, fromdocname
         for node in [section, *section.findall(nodes.Element)]
         for anchor in node.get("ids", [])
     }
+    pages = {_docname(section, fromdocname) for section in modules}
     for section in modules:
-        if section.parent is None:  # inside a section already left out
-            continue
-        parent = section.parent
-        if not any(isinstance(n, nodes.paragraph) and n.astext() == API_POINTER for n in parent.children):
-            parent.insert(parent.index(section), nodes.paragraph("", API_POINTER))
-        parent.remove(section)
+        if section.parent is not None:  # else inside a section already left out
+            section.parent.remove(section)
+    emptied = set()
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        if start["docname"] in pages and not next(start.findall(nodes.table), None):
+            start.parent.remove(start)
+            emptied.add(start["docname"])
     for reference in list(doctree.findall(nodes.reference)):
         if "refid" in reference:
             target = (_docname(reference, fromdocname), reference["refid"])
         else:
-            document, _, anchor = reference.get("refuri", "").removeprefix("%").partition("#")
-            target = (document, anchor)
-        if target in gone:
+            target = tuple(reference.get("refuri", "").removeprefix("%").partition("#")[::2])
+        if target in gone or target[0] in emptied:
             reference.replace_self(reference.children)
 
 

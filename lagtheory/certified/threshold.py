@@ -209,7 +209,7 @@ def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> in
 def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
     """The population loss L(theta, u) of :eq:`eq-population-loss` for balanced classes, one-b positives and geometric lengths, in balls.
 
-    ``L = 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n))`` with ``sp(x) = log(1 + e^x)`` (:func:`softplus`),
+    ``L = 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n))`` with ``sp(x) = log(1 + e^x)`` (:func:`~lagtheory.certified.balls.softplus`),
     ``f(n) = u_a + w p(n, 1; t)`` and ``w = u_b - u_a``. The tail beyond ``terms``: each
     ``sp(-f) <= sp(-min(u_a, u_b))``, so it is at most ``(1 - q)^terms sp(-min(u_a, u_b))``.
 
@@ -258,7 +258,7 @@ def threshold_loss_bound(r: Number, q: Number) -> arb:
     Raises
     ------
     ValueError
-        If the ball of r/2 straddles an integer (:func:`floor_certified`).
+        If the ball of r/2 straddles an integer (:func:`~lagtheory.certified.balls.floor_certified`).
     """
     r = ball(r)
     return (-r).exp() + (r + arb(2).log()) / 2 * (1 - ball(q)) ** floor_certified(r / 2, "r/2")

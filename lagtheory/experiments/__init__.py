@@ -13,5 +13,6 @@
 - :mod:`~lagtheory.experiments.predictor`: the registered predictor of where lag helps and its evaluation;
 - :mod:`~lagtheory.experiments.confirmatory`: the registered confirmatory study;
 - :mod:`~lagtheory.experiments.run`: the command that runs a study;
-- :mod:`~lagtheory.experiments.paths`: where the experiments read and write.
+- :mod:`~lagtheory.experiments.paths`: where the experiments read and write;
+- :mod:`~lagtheory.experiments.parameters`: the parameter documentation their functions share, written once.
 """

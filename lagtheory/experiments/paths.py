@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .parameters import fill_doc
+
 BOOK_DATA = Path("book") / "data"
-"""The committed records: ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
+"""The committed records, ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
 (:data:`CONFIRMATORY_RECORDS`), the predictor's files and the registration hash."""
 RUNS = Path("runs")
-"""The default output folder of the command (ignored by git): ``summary_<study>.json`` and
+"""The default output folder of the command, ignored by git, holding ``summary_<study>.json`` and
 ``confirmatory/<stage>.json``, each with its folder of finished units."""
 CONFIRMATORY_RUNS = RUNS / "confirmatory"
 """Where the confirmatory stages write their records by default (``<stage>.json``)."""
@@ -36,13 +38,13 @@ PREDICTOR_SUCCESSOR = BOOK_DATA / "predictor_successor.json"
 """The exploratory successor predictor's margins and scores on the validation cells."""
 
 
+@fill_doc
 def record_path(study: str, folder: Path = BOOK_DATA) -> Path:
     """The record of a study: ``<folder>/summary_<study>.json``.
 
     Parameters
     ----------
-    study : str
-        The study's name.
+    %(study)s
     folder : pathlib.Path, optional
         The folder (default :data:`BOOK_DATA`, the committed record; the command writes under :data:`RUNS`).
 

@@ -2,7 +2,7 @@
 read and committed, and a seeded re-run of a sample of their runs (the confirmatory chapter's reproduction
 check).
 
-The runner (:mod:`lagtheory.experiments.confirmatory.runs`) writes each stage's record to
+The command (:mod:`lagtheory.experiments.run`, stages of :mod:`lagtheory.experiments.confirmatory.stages`) writes each stage's record to
 ``runs/confirmatory/<stage>.json``, outside git. Once a stage has finished, the command::
 
     python -m lagtheory.experiments.confirmatory.records
@@ -25,28 +25,28 @@ from typing import Any
 import numpy as np
 
 from ..exploratory.records import load_exploratory
+from ..parameters import fill_doc
 from ..paths import CONFIRMATORY_RECORDS, CONFIRMATORY_RUNS, PREDICTOR_PREDICTIONS
 from .analysis import analyse, design_power
 from .design import ConfirmatoryCell, Run, confirmatory_tasks
 from .predictor import predictor_outcome, validation_rows
 from .registration import check_record
 from .runs import cell_payload, run_unit, unit_payload
+from .stages import STAGES
 
-STAGES = ("grid", "tuning", "best", "validation")
-"""The runner's stages, in the order they may run."""
 EXACT = ("failed", "recognised", "horizon")
 """Per-seed quantities a re-run must reproduce exactly."""
 
 
+@fill_doc
 def stage_path(stage: str, folder: Path = CONFIRMATORY_RECORDS) -> Path:
     """The committed record of ``stage``: ``<folder>/<stage>.json.gz``.
 
     Parameters
     ----------
     stage : str
-        One of :data:`STAGES`.
-    folder : pathlib.Path, optional
-        Where the committed records live (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).
+        One of :data:`~lagtheory.experiments.confirmatory.stages.STAGES`.
+    %(folder)s
 
     Returns
     -------
@@ -56,7 +56,7 @@ def stage_path(stage: str, folder: Path = CONFIRMATORY_RECORDS) -> Path:
     Raises
     ------
     ValueError
-        If ``stage`` is not one of :data:`STAGES`.
+        If ``stage`` is not one of :data:`~lagtheory.experiments.confirmatory.stages.STAGES`.
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
@@ -94,14 +94,14 @@ def load_stage(path: str | Path, expected: str | None = None) -> dict[str, Any]:
     return record
 
 
+@fill_doc
 def committed_stages(folder: Path = CONFIRMATORY_RECORDS, expected: str | None = None) -> dict[str, dict[str, Any]]:
-    """Every committed stage record in ``folder``, by stage, in :data:`STAGES` order, each read by
+    """Every committed stage record in ``folder``, by stage, in :data:`~lagtheory.experiments.confirmatory.stages.STAGES` order, each read by
     :func:`load_stage` (``expected``: the registration hash they must carry).
 
     Parameters
     ----------
-    folder : pathlib.Path, optional
-        Where the committed records live (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).
+    %(folder)s
     expected : str, optional
         The registration hash every record must carry (default: the stored hash).
 

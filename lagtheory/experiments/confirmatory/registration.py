@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..parameters import fill_doc
 from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE
 
 BEGIN = "<!-- registered section: begin -->"
@@ -72,14 +73,14 @@ def _normalised(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+@fill_doc
 def registered_section(text: str) -> str:
     """The registered section of the page's ``text`` (module docstring), line endings normalised to LF;
     ValueError if the markers are missing, repeated, not whole lines, or out of order.
 
     Parameters
     ----------
-    text : str
-        The page's text.
+    %(text)s
 
     Returns
     -------
@@ -108,13 +109,13 @@ def registered_section(text: str) -> str:
     return "\n".join(lines[begins[0] + 1 : ends[0]]) + "\n"
 
 
+@fill_doc
 def registration_hash(text: str) -> str:
     """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section of ``text``.
 
     Parameters
     ----------
-    text : str
-        The page's text.
+    %(text)s
 
     Returns
     -------

@@ -49,9 +49,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..engine.cells import Task, TrainingConfig
+from lagtheory.training import OPTIMISERS
 
-OPTIMISERS = ("sgd", "adam")
+from ..engine.cells import Task, TrainingConfig
+from ..parameters import fill_doc
+
 READOUT_SCALES = (0.01, 0.1, 0.3, 1.0, 3.0)
 """The readout initialisation scales of the main grid."""
 RATIOS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -114,6 +116,7 @@ class TaskDesign:
     description: str
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Cell:
     """One configuration of a study: ``task`` (a :class:`TaskDesign` name), ``optimiser``, the ``sweep`` it
@@ -126,8 +129,7 @@ class Cell:
         ``task/optimiser/sweep/level``, unique within the study.
     task : str
         A :class:`TaskDesign` name.
-    optimiser : str
-        "sgd" or "adam".
+    %(optimiser)s
     sweep : str
         One of :data:`SWEEPS`.
     level : str
@@ -150,6 +152,7 @@ class Cell:
     training: TrainingConfig
 
 
+@fill_doc
 def training_config(
     design: TaskDesign,
     optimiser: str,
@@ -166,8 +169,7 @@ def training_config(
     ----------
     design : TaskDesign
         Gives the centre's budget T and the batch size.
-    optimiser : {"sgd", "adam"}
-        The optimiser.
+    %(optimiser)s
     base_rate : float
         The geometric mean of the two step sizes, finite and > 0.
     readout_scale : float, optional
@@ -230,6 +232,7 @@ def main_level(readout_scale: float, ratio: float) -> str:
     return f"scale={_number(readout_scale)} ratio={_number(ratio)}"
 
 
+@fill_doc
 def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
     """The cells of one task and optimiser (module docstring): each main-grid cell at its calibrated base
     rate (``base_rates``: level -> rate, :func:`lagtheory.experiments.exploratory.calibration.calibrate`), the one-factor cells at the centre's, the
@@ -237,10 +240,8 @@ def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, flo
 
     Parameters
     ----------
-    design : TaskDesign
-        The task.
-    optimiser : {"sgd", "adam"}
-        The optimiser.
+    %(design)s
+    %(optimiser)s
     base_rates : mapping of str to float
         Main-grid level (:func:`main_level`) -> calibrated base rate; every level of the grid.
 
@@ -372,6 +373,7 @@ class Study:
         raise ValueError(f"name must be one of {[t.name for t in self.tasks]}, got {name!r}")
 
 
+@fill_doc
 def centre_name(task: str, optimiser: str) -> str:
     """The name of the centre cell of a task and optimiser.
 
@@ -379,8 +381,7 @@ def centre_name(task: str, optimiser: str) -> str:
     ----------
     task : str
         The task name.
-    optimiser : str
-        The optimiser.
+    %(optimiser)s
 
     Returns
     -------
@@ -427,13 +428,13 @@ def rows_of(cells: Sequence[Cell]) -> list[tuple[str, TrainingConfig]]:
     return [(schedule, cell.training) for cell in cells for schedule in cell.schedules]
 
 
+@fill_doc
 def is_centre(cell: Cell) -> bool:
     """Whether the cell is the centre of its main grid.
 
     Parameters
     ----------
-    cell : Cell
-        The cell.
+    %(cell)s
 
     Returns
     -------

@@ -16,8 +16,10 @@ from matplotlib.patches import Rectangle
 from numpy.typing import NDArray
 
 from lagtheory import palette
+from lagtheory.training import OPTIMISERS
 
-from .design import CENTRE, OPTIMISERS, centre_name
+from ..parameters import fill_doc
+from .design import CENTRE, centre_name
 from .regimes import effect, grid, regime_map, tasks_of
 
 VALUE_SIZE = 9
@@ -29,6 +31,7 @@ PANEL_INCHES = (2.5, 2.3)
 """Width and height of one heat-map panel (5 x 5 cells, ticks, title); the colour bar lies below them all."""
 
 
+@fill_doc
 def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray], limit: float, title: str) -> Any:
     """One heat map of schedule - joint over readout scale (rows) and ratio (columns): the effect in the
     palette's :data:`~lagtheory.palette.EFFECT` colours (blue: the schedule's held-out loss lower), its value
@@ -37,10 +40,8 @@ def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray]
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
-    record : mapping
-        A study record.
+    %(ax)s
+    %(record)s
     arrays : mapping of str to ndarray
         :func:`~lagtheory.experiments.exploratory.regimes.grid` of a regime map.
     limit : float
@@ -81,16 +82,15 @@ def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray]
     return image
 
 
+@fill_doc
 def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = None) -> plt.Figure:
     """The heat maps of ``schedule - joint`` for every task and optimiser of a record: the optimisers'
     panels one below the other, each optimiser's tasks side by side, :data:`PANELS_PER_ROW` to a row.
 
     Parameters
     ----------
-    record : mapping
-        A study record.
-    schedule : str
-        The schedule compared with joint.
+    %(record)s
+    %(schedule)s
     limit : float, optional
         The colour scale's half-range (default the largest effect, at least 0.05).
 
@@ -134,20 +134,17 @@ def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = No
     return fig
 
 
+@fill_doc
 def budget_curves(ax: Axes, record: Mapping[str, Any], schedule: str, optimiser: str) -> None:
     """``schedule - joint`` against the step budget (T/4 .. 4T, the centre at T) for every task, with the
     95% interval as a band.
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
-    record : mapping
-        A study record.
-    schedule : str
-        The schedule compared with joint.
-    optimiser : str
-        The optimiser.
+    %(ax)s
+    %(record)s
+    %(schedule)s
+    %(optimiser)s
     """
     budgets = [*record["design"]["budgets"], 1.0]
     order = np.argsort(budgets)

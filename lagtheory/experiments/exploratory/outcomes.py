@@ -27,12 +27,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
+from ..parameters import fill_doc
 from ..statistics.paired import holm, mcnemar_exact
-from .design import ALPHA, OPTIMISERS, PRIMARY
+from .design import ALPHA, PRIMARY
 from .records import cells_where, failed_runs, per_seed
 from .regimes import tasks_of
 
 
+@fill_doc
 def failure_cap(record: Mapping[str, Any], task: str) -> float:
     """The cap of the primary metric of ``task`` (log10 of the held-out loss of the prediction 0): the common
     primary value of the runs that :func:`lagtheory.experiments.exploratory.records.failed_runs` flags; ValueError if they
@@ -40,10 +44,8 @@ def failure_cap(record: Mapping[str, Any], task: str) -> float:
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    task : str
-        A task of the record.
+    %(record)s
+    %(record_task)s
 
     Returns
     -------
@@ -65,20 +67,17 @@ def failure_cap(record: Mapping[str, Any], task: str) -> float:
     return caps.pop()
 
 
+@fill_doc
 def failures(record: Mapping[str, Any], cell: str, schedule: str, cap: float | None = None) -> NDArray[np.bool_]:
     """Per seed, whether the run failed: held-out loss not finite, or log10 of it at or above the cap
     (``cap``: :func:`failure_cap` of the cell's task, computed if not given).
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-    schedule : str
-        A schedule of the cell.
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
+    %(record)s
+    %(cell_name)s
+    %(cell_schedule)s
+    %(cap)s
 
     Returns
     -------
@@ -92,6 +91,7 @@ def failures(record: Mapping[str, Any], cell: str, schedule: str, cap: float | N
         return ~np.isfinite(loss) | (np.log10(loss) >= cap)
 
 
+@fill_doc
 def failure_test(
     record: Mapping[str, Any], cell: str, schedule: str = "lag", cap: float | None = None
 ) -> tuple[int, int, float]:
@@ -100,14 +100,10 @@ def failure_test(
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-    schedule : str, optional
-        The schedule compared with joint.
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
+    %(record)s
+    %(cell_name)s
+    %(schedule_optional)s
+    %(cap)s
 
     Returns
     -------
@@ -120,6 +116,7 @@ def failure_test(
     return test.a_only, test.b_only, test.p_value
 
 
+@fill_doc
 def conditional_differences(
     record: Mapping[str, Any], cell: str, schedule: str = "lag", cap: float | None = None
 ) -> NDArray[np.float64]:
@@ -127,14 +124,10 @@ def conditional_differences(
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-    schedule : str, optional
-        The schedule compared with joint.
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
+    %(record)s
+    %(cell_name)s
+    %(schedule_optional)s
+    %(cap)s
 
     Returns
     -------
@@ -147,17 +140,15 @@ def conditional_differences(
     return (values - joint)[both]
 
 
+@fill_doc
 def lag_cells(record: Mapping[str, Any], task: str, optimiser: str) -> list[str]:
     """The cells of a task and optimiser that run lag (the regime-map family), in the record's order.
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    task : str
-        A task of the record.
-    optimiser : str
-        "sgd" or "adam".
+    %(record)s
+    %(record_task)s
+    %(optimiser)s
 
     Returns
     -------
@@ -171,15 +162,14 @@ def lag_cells(record: Mapping[str, Any], task: str, optimiser: str) -> list[str]
     ]
 
 
+@fill_doc
 def is_main(record: Mapping[str, Any], cell: str) -> bool:
     """Whether the cell is on the main grid.
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
+    %(record)s
+    %(cell_name)s
 
     Returns
     -------
@@ -189,6 +179,7 @@ def is_main(record: Mapping[str, Any], cell: str) -> bool:
     return record["cells"][cell]["configuration"]["sweep"] == "main"
 
 
+@fill_doc
 def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: float | None = None) -> dict[str, str]:
     """Main-grid cell of ``task`` and ``optimiser`` -> "fewer", "more" or "no difference": whether lag has
     significantly fewer or more failures than joint (McNemar exact, Holm over the task and optimiser's
@@ -196,14 +187,10 @@ def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: 
 
     Parameters
     ----------
-    record : mapping
-        An exploratory study record.
-    task : str
-        A task of the record.
-    optimiser : str
-        "sgd" or "adam".
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
+    %(record)s
+    %(record_task)s
+    %(optimiser)s
+    %(cap)s
 
     Returns
     -------
@@ -220,6 +207,7 @@ def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: 
     return verdicts
 
 
+@fill_doc
 def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Over the main-grid cells of every record: failures of joint and of lag, paired runs, and the cells where
     lag has significantly fewer / more failures (:func:`failure_verdicts`); and the failure rates of joint and
@@ -227,8 +215,7 @@ def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -257,14 +244,14 @@ def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     return found
 
 
+@fill_doc
 def conditional_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """Over the main-grid cells with at least two seeds where both succeed: the share of cells where lag's
     conditional log loss is higher than joint's, by the mean, by the median, by the majority of seeds.
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -292,6 +279,7 @@ def conditional_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, f
     }
 
 
+@fill_doc
 def paired_sd(records: Mapping[str, Mapping[str, Any]], study: str, conditional: bool = False) -> float:
     """The median over the study's main-grid cells of the standard deviation (ddof 1) of the paired per-seed
     differences lag - joint of the log10 held-out loss (``conditional``: on the seeds where both succeed,
@@ -299,10 +287,8 @@ def paired_sd(records: Mapping[str, Mapping[str, Any]], study: str, conditional:
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
-    study : str
-        The study's name.
+    %(records)s
+    %(study)s
     conditional : bool, optional
         Only the seeds where both succeed.
 

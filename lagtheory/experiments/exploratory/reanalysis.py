@@ -18,8 +18,11 @@ import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
+from ..parameters import fill_doc
 from ..statistics.paired import holm
-from .design import ALPHA, OPTIMISERS, PRIMARY, centre_name
+from .design import ALPHA, PRIMARY, centre_name
 from .outcomes import conditional_summary, failure_summary, is_main, lag_cells, paired_sd
 from .records import load_exploratory, per_seed
 from .regimes import effect, regime_map, tasks_of, verdict_counts
@@ -54,6 +57,7 @@ def _direction(d: NDArray[np.float64], test: str) -> float:
 TESTS: Mapping[str, Callable[[NDArray[np.float64]], float]] = {"t": _t_test, "wilcoxon": _wilcoxon, "sign": _sign_test}
 
 
+@fill_doc
 def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tuple[int, int]:
     """(helps, hurts) of lag against joint over every main-grid cell, on the capped log10 held-out loss with
     ``test`` ("t", "wilcoxon", "sign") on the paired differences (joint - lag, positive favours lag),
@@ -61,8 +65,7 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
     test : {"t", "wilcoxon", "sign"}
         The paired test.
 
@@ -89,14 +92,14 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
     return helps, hurts
 
 
+@fill_doc
 def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[int, int]:
     """(helps, hurts) of lag over the 300 language main-grid cells by the verdict page's rule (paired t, or
     exact McNemar for ``recognised``, Holm over each regime-map family) applied to ``quantity``.
 
     Parameters
     ----------
-    record : mapping
-        The languages record.
+    %(languages_record)s
     quantity : str
         A stored per-seed quantity (the primary metric, ``recognised``, ``accuracy_above_training``).
 
@@ -133,6 +136,7 @@ def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[in
     return helps, hurts
 
 
+@fill_doc
 def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """At the centre of every task and optimiser, with the base-rate sweep's ratio-1 cells (calibrated rate
     times 1/sqrt(10) and sqrt(10)): in how many of the 18 centre cells the shared calibrated rate is the best of
@@ -141,8 +145,7 @@ def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, An
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -180,14 +183,14 @@ def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, An
     return {"both": optimum[2], "one": optimum[1], "none": optimum[0], "own_rate": counts}
 
 
+@fill_doc
 def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Lag against joint under equal joint-phase steps (the accounting cells, one family over every task and
     optimiser, paired t, Holm): cell -> verdict, for the cells whose verdict is not undetermined.
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -213,14 +216,14 @@ def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, st
     return {c.name: c.verdict for c in compare_family(comparisons) if c.verdict != "undetermined"}
 
 
+@fill_doc
 def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str], float]:
     """Languages: the share of runs that recognise the language, per (optimiser, rate, schedule) over the six
     centre cells (rate "centre") and their base-rate cells at ratio 1 ("base*0.316", "base*3.16").
 
     Parameters
     ----------
-    record : mapping
-        The languages record.
+    %(languages_record)s
 
     Returns
     -------
@@ -246,6 +249,7 @@ def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str]
     return shares
 
 
+@fill_doc
 def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The 'who moves first' split of the verdict page: per ratio, in how many of the 90 main-grid cells the
     attention moved more than the readout in the first 10 steps in more than half of joint's runs; within
@@ -254,8 +258,7 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -293,14 +296,14 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+@fill_doc
 def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     """Language main-grid cells where the log loss says lag helps (regime-map family) while lag recognises the
     language in fewer runs than joint: (cell, lag's recognising runs, joint's).
 
     Parameters
     ----------
-    record : mapping
-        The languages record.
+    %(languages_record)s
 
     Returns
     -------
@@ -320,14 +323,14 @@ def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]
     return found
 
 
+@fill_doc
 def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """Every number of issue 20's re-analysis that the registration relies on: (what, the issue's value, the
     value recomputed here).
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).
+    %(records)s
 
     Returns
     -------

@@ -30,7 +30,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES
+from lagtheory.training import OPTIMISERS
+
+from ..exploratory.design import RATIOS, READOUT_SCALES
 from ..exploratory.studies import TRANSFORMER
 from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_TRANSFORMER
 from ..tasks.transformer.task import TRANSFORMER_TRAINING
