@@ -181,6 +181,23 @@ def test_verdict_from_counts_is_numpys_inverted_cdf_quantile():
     assert S.verdict_from_counts({"at_most_one": 0, "at_least_one": 0, "resamples": 10}, False) == "neither"
 
 
+@pytest.mark.parametrize("resamples", [20_000, 100_000, 250_000])
+def test_verdict_from_counts_at_the_boundary_rank(resamples):
+    q = 0.05 / 216
+    for k in range(max(0, math.ceil(q * resamples) - 2), math.ceil(q * resamples) + 3):
+        for low_value, high_value in ((0.9, 1.2), (1.0, 1.2), (0.8, 1.0)):
+            ratios = np.array([low_value] * k + [high_value] * (resamples - k))
+            for sample in (ratios, 2 - ratios):  # the lower tail, and mirrored the upper one
+                low, high = (np.quantile(sample, level, method="inverted_cdf") for level in (q, 1 - q))
+                expected = "helps" if low > 1 else "hurts" if high < 1 else "undetermined"
+                counts = {
+                    "at_most_one": int(np.sum(sample <= 1)),
+                    "at_least_one": int(np.sum(sample >= 1)),
+                    "resamples": resamples,
+                }
+                assert S.verdict_from_counts(counts, True) == expected, (resamples, k, low_value)
+
+
 def _counts_by_indexing(joint_failed, lag_failed, resamples, seed):
     """The registered analysis's draws, evaluated by plain indexing of the flags."""
     joint_ok, lag_ok = ~joint_failed, ~lag_failed
