@@ -268,9 +268,9 @@ ENGINE_TASKS = (("languages", "CONTAINS_AB"), ("regression", "regression"), ("ic
 def engine_cells() -> list[tuple[str, Any, Any]]:
     """(study name, cell, engine task) of the engine benchmark: the SGD centre cell of each of
     :data:`ENGINE_TASKS` as stored in book/data (with its calibrated base rate)."""
-    from lagtheory.experiments.design import centre_name
-    from lagtheory.experiments.records import cell_from_configuration, load_record
-    from lagtheory.experiments.studies import STUDIES
+    from lagtheory.experiments.exploratory.design import centre_name
+    from lagtheory.experiments.exploratory.records import cell_from_configuration, load_record
+    from lagtheory.experiments.exploratory.studies import STUDIES
 
     cells = []
     for name, task_name in ENGINE_TASKS:
@@ -286,7 +286,7 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     batched run against the same seeds run one at a time (all schedules batched in both), and against one
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
-    from lagtheory.experiments.engine import run_cell
+    from lagtheory.experiments.engine.cells import run_cell
     from lagtheory.schedules import SCHEDULE_NAMES
 
     rows = []
@@ -332,8 +332,12 @@ def transformer_rows(
 
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lagtheory.experiments.engine import run_rows, standard_draws
-    from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
+    from lagtheory.experiments.engine.cells import run_rows, standard_draws
+    from lagtheory.experiments.tasks.transformer.task import (
+        TRANSFORMER_TRAINING,
+        TransformerLanguageRuns,
+        TransformerSetting,
+    )
 
     task = TransformerLanguageRuns("FIRST", TransformerSetting())
     config = dataclasses.replace(TRANSFORMER_TRAINING, steps=steps, warm_steps=steps // 4)

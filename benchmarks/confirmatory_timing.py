@@ -21,7 +21,7 @@ import platform
 import sys
 from pathlib import Path
 
-from lagtheory.experiments.confirmatory_design import confirmatory_cells, grid_runs
+from lagtheory.experiments.confirmatory.design import confirmatory_cells, grid_runs
 
 
 def main(folder: str) -> str:

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lagtheory.experiments.records import load_record, mismatches, per_seed
-from lagtheory.experiments.studies import STUDIES, rerun
+from lagtheory.experiments.exploratory.records import load_record, mismatches, per_seed
+from lagtheory.experiments.exploratory.studies import STUDIES, rerun
 
 BOOK_DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 

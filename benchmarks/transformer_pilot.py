@@ -19,9 +19,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from lagtheory.experiments.engine import run_cell  # noqa: E402
-from lagtheory.experiments.transformer_languages import TRANSFORMER_LANGUAGES  # noqa: E402
-from lagtheory.experiments.transformer_runs import (  # noqa: E402
+from lagtheory.experiments.engine.cells import run_cell  # noqa: E402
+from lagtheory.experiments.tasks.transformer.languages import TRANSFORMER_LANGUAGES  # noqa: E402
+from lagtheory.experiments.tasks.transformer.task import (  # noqa: E402
     TRANSFORMER_TRAINING,
     TransformerLanguageRuns,
     TransformerSetting,

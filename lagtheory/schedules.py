@@ -25,7 +25,7 @@ book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
 The same phases drive the exact population gradient descent of the theory
 (:func:`lagtheory.population_gd.run_schedule`, numpy), the mini-batch runs of
 :mod:`lagtheory.sampled` and the seed-batched experiments of
-:mod:`lagtheory.experiments.engine` (torch SGD or Adam), all through the one
+:mod:`lagtheory.experiments.engine.cells` (torch SGD or Adam), all through the one
 loop :func:`lagtheory.training.descend`.
 """
 

@@ -13,7 +13,7 @@ None and are not moved. The loop serves
   (:func:`lagtheory.population_gd.run_schedule`: numpy gradients,
   :class:`NumpyGradientDescent`);
 * the mini-batch runs of :mod:`lagtheory.sampled` and the seed-batched
-  experiments of :mod:`lagtheory.experiments.engine` (autograd gradients,
+  experiments of :mod:`lagtheory.experiments.engine.cells` (autograd gradients,
   :class:`TorchGroupOptimiser`: torch's SGD or Adam with one parameter group
   per schedule and parameter group).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bench  # benchmarks/bench.py (pytest.ini's pythonpath)
 
-from lagtheory.experiments.design import Cell
+from lagtheory.experiments.exploratory.design import Cell
 
 
 def test_engine_cells_are_the_stored_centre_cells():

@@ -1,4 +1,4 @@
-"""The calibration rule (lagtheory.experiments.calibration.calibrate) on stubbed training losses: the chosen rate
+"""The calibration rule (lagtheory.experiments.exploratory.calibration.calibrate) on stubbed training losses: the chosen rate
 is the argmin of the mean log10 final loss among rates with no diverged run, and a cell that diverges at every
 rate is refused, or, with keep_undefined (the confirmatory validation stage), gets no rate."""
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lagtheory.experiments import calibration as C
-from lagtheory.experiments.studies import REGRESSION
+from lagtheory.experiments.exploratory import calibration as C
+from lagtheory.experiments.exploratory.studies import REGRESSION
 
 LEVELS = [(0.5, 2.0), (10.0, 30.0)]
 

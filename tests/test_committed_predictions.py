@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lagtheory.experiments import predictor_evaluation as PE
-from lagtheory.experiments import transformer_predictions as TP
-from lagtheory.experiments.design import OPTIMISERS, RATIOS, READOUT_SCALES, training_config
-from lagtheory.experiments.predictor import THRESHOLD, first_step_balance
-from lagtheory.experiments.studies import TRANSFORMER, TRANSFORMER_STUDY_LANGUAGES, study
-from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING
+from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, training_config
+from lagtheory.experiments.exploratory.studies import TRANSFORMER, TRANSFORMER_STUDY_LANGUAGES, study
+from lagtheory.experiments.predictor import evaluation as PE
+from lagtheory.experiments.predictor import transformer as TP
+from lagtheory.experiments.predictor.balance import THRESHOLD, first_step_balance
+from lagtheory.experiments.tasks.transformer.task import TRANSFORMER_TRAINING
 
 ROOT = Path(__file__).resolve().parents[1]
 COEFFICIENTS = json.loads((ROOT / PE.OUTPUT).read_text())["summary"]["baseline_coefficients"]

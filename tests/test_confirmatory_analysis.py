@@ -1,4 +1,4 @@
-"""The confirmatory analysis (lagtheory.experiments.confirmatory_analysis) against p-values by hand and scipy
+"""The confirmatory analysis (lagtheory.experiments.confirmatory.analysis) against p-values by hand and scipy
 called directly, and on synthetic grid and best records whose verdicts are derived by hand."""
 
 import math
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from lagtheory.experiments import confirmatory_analysis as CA
-from lagtheory.experiments.exploratory import load_exploratory
-from lagtheory.experiments.registration import stored_hash
+from lagtheory.experiments.confirmatory import analysis as CA
+from lagtheory.experiments.confirmatory.registration import stored_hash
+from lagtheory.experiments.exploratory.reanalysis import load_exploratory
 
 
 def test_binary_outcome_by_hand():

@@ -1,4 +1,4 @@
-"""H5 of the confirmatory study (lagtheory.experiments.confirmatory_predictor) on synthetic validation records
+"""H5 of the confirmatory study (lagtheory.experiments.confirmatory.predictor) on synthetic validation records
 whose labels, AUROCs and operating points are derived by hand."""
 
 import json
@@ -7,10 +7,10 @@ import math
 import pytest
 import scipy.stats
 
-from lagtheory.experiments import confirmatory_predictor as CP
-from lagtheory.experiments.confirmatory_design import GRID_WARM_FRACTION, Run
-from lagtheory.experiments.predictor_evaluation import PREDICTIONS
-from lagtheory.experiments.registration import stored_hash
+from lagtheory.experiments.confirmatory import predictor as CP
+from lagtheory.experiments.confirmatory.design import GRID_WARM_FRACTION, Run
+from lagtheory.experiments.confirmatory.registration import stored_hash
+from lagtheory.experiments.predictor.evaluation import PREDICTIONS
 
 SEEDS = 20
 

@@ -1,4 +1,4 @@
-"""The committed confirmatory records (lagtheory.experiments.confirmatory_records): deterministic gzip, the
+"""The committed confirmatory records (lagtheory.experiments.confirmatory.records): deterministic gzip, the
 registration and trial checks on reading, the seeded sample, and the comparison of a re-run with planted
 differences. The committed records themselves: every one carries the registration hash and only confirmatory
 (or, for tuning, exploratory) seeds."""
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from lagtheory.experiments import confirmatory_records as R
-from lagtheory.experiments.registration import CONFIRMATORY_SEEDS, EXPLORATORY_SEEDS, stored_hash
+from lagtheory.experiments.confirmatory import records as R
+from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, EXPLORATORY_SEEDS, stored_hash
 
 SEEDS = [100000, 100001, 100002, 100003]
 

@@ -1,4 +1,4 @@
-"""The confirmatory study's runner (lagtheory.experiments.confirmatory_design, confirmatory_runs): the
+"""The confirmatory study's runner (lagtheory.experiments.confirmatory.design, confirmatory.runs): the
 registered cells and runs, the per-run outcomes by hand, the best-vs-best rule on hand-made runs, and at a
 tiny size (one task, two seeds, eight steps) the command on a 2-worker local cluster: units equal to the
 serial computation, a run equal to the same configuration trained alone, resume, and the registration
@@ -11,16 +11,16 @@ import math
 import numpy as np
 import pytest
 
-from lagtheory.experiments import confirmatory_analysis as CA
-from lagtheory.experiments import confirmatory_design as CD
-from lagtheory.experiments import confirmatory_runs as CR
 from lagtheory.experiments import run
-from lagtheory.experiments.design import TaskDesign, training_config
-from lagtheory.experiments.distributed import fingerprint
-from lagtheory.experiments.engine import run_rows
-from lagtheory.experiments.registration import CONFIRMATORY_SEEDS, check_record, stored_hash
-from lagtheory.experiments.regression import RegressionSetting, RegressionTask
-from lagtheory.experiments.studies import REGRESSION
+from lagtheory.experiments.confirmatory import analysis as CA
+from lagtheory.experiments.confirmatory import design as CD
+from lagtheory.experiments.confirmatory import runs as CR
+from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, check_record, stored_hash
+from lagtheory.experiments.engine.cells import run_rows
+from lagtheory.experiments.engine.distributed import fingerprint
+from lagtheory.experiments.exploratory.design import TaskDesign, training_config
+from lagtheory.experiments.exploratory.studies import REGRESSION
+from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.schedules import make_schedule
 
 SMALL = RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3)

@@ -22,7 +22,7 @@ import scipy.stats
 from lagtheory.experiments.confirmatory import predictor_breakdown as B
 from lagtheory.experiments.confirmatory import sensitivity as S
 from lagtheory.experiments.confirmatory import step_size as Z
-from lagtheory.experiments.confirmatory_records import load_stage, stage_path
+from lagtheory.experiments.confirmatory.records import load_stage, stage_path
 
 ANALYSIS = json.loads(Path("book/data/confirmatory/analysis.json").read_text())
 REGISTERED = json.loads(Path("book/data/confirmatory/predictor.json").read_text())

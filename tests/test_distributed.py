@@ -1,4 +1,4 @@
-"""Studies on a dask cluster (lagtheory.experiments.distributed): the same records as a serial
+"""Studies on a dask cluster (lagtheory.experiments.engine.distributed): the same records as a serial
 run, bit for bit; resumable; a killed worker loses nothing."""
 
 import json
@@ -9,7 +9,13 @@ import time
 import pytest
 import torch
 
-from lagtheory.experiments.distributed import fingerprint, finished, run_units, run_units_serially, write_atomically
+from lagtheory.experiments.engine.distributed import (
+    fingerprint,
+    finished,
+    run_units,
+    run_units_serially,
+    write_atomically,
+)
 
 UNITS = {f"cell-{index}": {"seed": index, "size": 2000 + 7 * index} for index in range(6)}
 

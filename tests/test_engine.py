@@ -1,5 +1,5 @@
 """Tests of the training loop (lagtheory.training) and the seed-batched engine
-(lagtheory.experiments.engine).
+(lagtheory.experiments.engine.cells).
 
 Expected values are derived by hand: on the separable quadratic loss
 L = (x - x*)^2 / 2 (summed over coordinates) one SGD step of size lr maps x to
@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments import engine as E
-from lagtheory.experiments import icl as I
-from lagtheory.experiments import regression as R
-from lagtheory.experiments import softmax_icl as SI
-from lagtheory.experiments.language_catalogue import TASKS
-from lagtheory.experiments.language_runs import LanguageRuns, LanguageSetting
+from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.tasks.languages.catalogue import TASKS
+from lagtheory.experiments.tasks.languages.task import LanguageRuns, LanguageSetting
+from lagtheory.experiments.tasks.sequences import icl as I
+from lagtheory.experiments.tasks.sequences import regression as R
+from lagtheory.experiments.tasks.sequences import softmax_icl as SI
 from lagtheory.schedules import SCHEDULE_NAMES, Phase, ScheduleSettings, make_schedule
 from lagtheory.training import NumpyGradientDescent, TorchGroupOptimiser, descend
 

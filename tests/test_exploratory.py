@@ -1,4 +1,4 @@
-"""Tests of the exploratory re-analysis (lagtheory.experiments.exploratory).
+"""Tests of the exploratory re-analysis (lagtheory.experiments.exploratory.reanalysis).
 
 A hand-made record checks the definitions (a failure at or above the cap, the cap read off the flagged runs,
 McNemar's counts, the differences on the seeds where both succeed). On the stored records, the numbers of issue
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lagtheory.experiments import exploratory as X
+from lagtheory.experiments.exploratory import reanalysis as X
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = math.log10(math.log(2.0))

@@ -1,4 +1,4 @@
-"""Tests of lagtheory.experiments.icl (in-context linear regression).
+"""Tests of lagtheory.experiments.tasks.sequences.icl (in-context linear regression).
 
 Expected values are derived independently of the code under test: the
 forward pass by hand in dimension 1 (derivation in the comments), labels by a
@@ -27,9 +27,9 @@ import torch
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
-from lagtheory.experiments import engine as E
-from lagtheory.experiments import icl as I
-from lagtheory.experiments.sequence_tasks import STREAM_CHUNK
+from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.tasks.sequences import icl as I
+from lagtheory.experiments.tasks.sequences.driver import STREAM_CHUNK
 from lagtheory.schedules import SCHEDULE_NAMES
 
 

@@ -20,17 +20,27 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments.engine import run_cell
-from lagtheory.experiments.language_catalogue import TASKS
-from lagtheory.experiments.language_features import feature_counts, feature_ids, padded_feature_ids
-from lagtheory.experiments.language_runs import (
+from lagtheory.experiments.engine.cells import run_cell
+from lagtheory.experiments.tasks.languages.catalogue import TASKS
+from lagtheory.experiments.tasks.languages.features import feature_counts, feature_ids, padded_feature_ids
+from lagtheory.experiments.tasks.languages.sampling import (
+    class_is_nonempty,
+    labelled_words,
+    sample_strings,
+    transition_table,
+)
+from lagtheory.experiments.tasks.languages.task import (
     LANGUAGE_TRAINING,
     LanguageRuns,
     LanguageSetting,
     default_horizon_lengths,
 )
-from lagtheory.experiments.word_sampling import class_is_nonempty, labelled_words, sample_strings, transition_table
-from lagtheory.experiments.worst_case import verified_horizon, verified_horizons, worst_case, worst_case_scores
+from lagtheory.experiments.tasks.languages.worst_case import (
+    verified_horizon,
+    verified_horizons,
+    worst_case,
+    worst_case_scores,
+)
 from lagtheory.languages import CONTAINS_AB, EVEN_PAIRS
 
 STAR_FREE = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "FIRST_LEARNED")
@@ -256,7 +266,7 @@ def test_verifier_refuses_a_model_of_another_task():
 def _mpmath_worst_case(task, theta, u, s, n):
     """min over the words of length n with each label of sum_i y u_(v_i) n^(score_i), by a min-plus matrix
     power over the product of the DFA with the previous symbol in 60-digit mpmath numbers (plain values,
-    no signed logs): an implementation independent of lagtheory.experiments.worst_case."""
+    no signed logs): an implementation independent of lagtheory.experiments.tasks.languages.worst_case."""
     mpmath.mp.dps = 60
     delta, start, accepting = transition_table(task.dfa)
     states = 2 * len(task.dfa.states)

@@ -1,4 +1,4 @@
-"""Tests of lagtheory.experiments.paired against textbook examples derived independently.
+"""Tests of lagtheory.experiments.statistics.paired against textbook examples derived independently.
 
 * Paired t-test: Student's sleep data (Cushny and Peebles 1905, as printed in
   R's ``sleep`` data set): extra hours of sleep under two drugs for ten
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lagtheory.experiments import paired as P
+from lagtheory.experiments.statistics import paired as P
 
 DRUG_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
 DRUG_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]

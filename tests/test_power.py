@@ -1,4 +1,4 @@
-"""Tests of the power calculations (lagtheory.experiments.power) against independent paths: simulation with
+"""Tests of the power calculations (lagtheory.experiments.statistics.power) against independent paths: simulation with
 scipy's own tests (scipy.stats.binomtest for McNemar, ttest_1samp for the t-test and the two one-sided tests),
 scipy's noncentral t where it is reliable, and binomial sums written out by hand."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from lagtheory.experiments import power as W
+from lagtheory.experiments.statistics import power as W
 
 
 def test_mcnemar_power_matches_simulation_with_binomtest():

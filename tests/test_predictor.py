@@ -1,5 +1,5 @@
-"""Tests of the registered predictor (lagtheory.experiments.predictor) and its exploratory evaluation
-(lagtheory.experiments.predictor_evaluation).
+"""Tests of the registered predictor (lagtheory.experiments.predictor.balance) and its exploratory evaluation
+(lagtheory.experiments.predictor.evaluation).
 
 Independent paths: a quadratic toy task whose gradients are written by hand from the engine's standard normal
 draws; central finite differences of the real tasks' losses (no autograd); one real step of torch's own SGD and
@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments import engine as E
-from lagtheory.experiments import predictor as P
-from lagtheory.experiments import predictor_evaluation as V
-from lagtheory.experiments.language_catalogue import TASKS
-from lagtheory.experiments.language_runs import LanguageRuns, LanguageSetting
-from lagtheory.experiments.regression import RegressionSetting, RegressionTask
+from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.predictor import balance as P
+from lagtheory.experiments.predictor import evaluation as V
+from lagtheory.experiments.tasks.languages.catalogue import TASKS
+from lagtheory.experiments.tasks.languages.task import LanguageRuns, LanguageSetting
+from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 
 SEEDS = (3, 11, 2_000_001)
 TARGET_ATTENTION, TARGET_OUTPUT = 0.7, -1.3

@@ -1,4 +1,4 @@
-"""Tests of the study (lagtheory.experiments.design, calibration, studies) and its records (lagtheory.experiments.records): the
+"""Tests of the study (lagtheory.experiments.exploratory.design, calibration, studies) and its records (lagtheory.experiments.exploratory.records): the
 sweep holds the cells the study states, the calibration picks its rates by the stated rule, a record holds
 every seed's value of every quantity for every schedule with the configuration, and a stored cell re-runs,
 alone, to the same values."""
@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from lagtheory.experiments import calibration as CB
-from lagtheory.experiments import design as DS
-from lagtheory.experiments import records as RC
-from lagtheory.experiments import studies as ST
-from lagtheory.experiments.regression import RegressionSetting
+from lagtheory.experiments.exploratory import calibration as CB
+from lagtheory.experiments.exploratory import design as DS
+from lagtheory.experiments.exploratory import records as RC
+from lagtheory.experiments.exploratory import studies as ST
+from lagtheory.experiments.tasks.sequences.regression import RegressionSetting
 from lagtheory.schedules import SCHEDULE_NAMES
 
 SMALL = dataclasses.replace(

@@ -1,4 +1,4 @@
-"""Tests of the analysis of a study record (lagtheory.experiments.regimes) on a record built by hand, whose
+"""Tests of the analysis of a study record (lagtheory.experiments.exploratory.regimes) on a record built by hand, whose
 per-seed values are chosen so that every cell's verdict is known in advance: lag's loss lower than joint's by
 1 (log10) where the ratio is above 1, higher by 1 where it is below 1, and equal up to noise far inside the
 margin at ratio 1."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lagtheory.experiments import regimes as G
-from lagtheory.experiments.design import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
-from lagtheory.experiments.records import reproduction_sample
+from lagtheory.experiments.exploratory import regimes as G
+from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
+from lagtheory.experiments.exploratory.records import reproduction_sample
 
 SEEDS = list(range(30))
 BUDGETS = [0.25, 0.5, 2.0, 4.0]

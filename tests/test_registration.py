@@ -1,4 +1,4 @@
-"""The registration of the confirmatory study (book/registration.md, lagtheory.experiments.registration).
+"""The registration of the confirmatory study (book/registration.md, lagtheory.experiments.confirmatory.registration).
 
 The page's registered section must still hash to the committed value (book/data/registration.sha256); a
 one-character change inside it must change the hash, a change outside it or of line endings must not. The hash
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from lagtheory.experiments import power as W
-from lagtheory.experiments import predictor as P
-from lagtheory.experiments import predictor_evaluation as V
-from lagtheory.experiments import registration as G
-from lagtheory.experiments.exploratory import load_exploratory
+from lagtheory.experiments.confirmatory import registration as G
+from lagtheory.experiments.exploratory.reanalysis import load_exploratory
+from lagtheory.experiments.predictor import balance as P
+from lagtheory.experiments.predictor import evaluation as V
+from lagtheory.experiments.statistics import power as W
 from lagtheory.reporting import statistic
 
 ROOT = Path(__file__).resolve().parents[1]

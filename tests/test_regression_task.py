@@ -1,4 +1,4 @@
-"""Tests of lagtheory.experiments.regression (single-location regression).
+"""Tests of lagtheory.experiments.tasks.sequences.regression (single-location regression).
 
 Expected values are derived independently of the code under test: the
 forward pass by hand on small sequences (derivations in the comments), the
@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments import engine as E
-from lagtheory.experiments import regression as R
-from lagtheory.experiments.sequence_tasks import STREAM_CHUNK
+from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.tasks.sequences import regression as R
+from lagtheory.experiments.tasks.sequences.driver import STREAM_CHUNK
 from lagtheory.pooling import pooled_weight
 from lagtheory.schedules import SCHEDULE_NAMES
 

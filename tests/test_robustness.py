@@ -12,8 +12,8 @@ from lagtheory.attention_step import attention_factor, first_marker_factor, phas
 from lagtheory.count_table import population_table
 from lagtheory.dfa import DFA
 from lagtheory.exact_recognition import horizon_at_t0, worst_one_b_length
-from lagtheory.experiments import engine as E
-from lagtheory.experiments import paired as PS
+from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.statistics import paired as PS
 from lagtheory.languages import CONTAINS_B
 from lagtheory.model import ShallowTransformer
 from lagtheory.population_gd import run_schedule

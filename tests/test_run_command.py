@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from lagtheory.experiments import run
-from lagtheory.experiments import studies as ST
-from lagtheory.experiments.design import TaskDesign
-from lagtheory.experiments.engine import TrainingConfig, check_device, run_rows
-from lagtheory.experiments.records import cell_entry, load_record, validate_record
-from lagtheory.experiments.regression import RegressionSetting, RegressionTask
-from lagtheory.experiments.transformer_runs import TransformerLanguageRuns, TransformerSetting
+from lagtheory.experiments.engine.cells import TrainingConfig, check_device, run_rows
+from lagtheory.experiments.exploratory import studies as ST
+from lagtheory.experiments.exploratory.design import TaskDesign
+from lagtheory.experiments.exploratory.records import cell_entry, load_record, validate_record
+from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
+from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting
 
 SMALL_REGRESSION = dataclasses.replace(
     ST.REGRESSION,

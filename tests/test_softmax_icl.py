@@ -1,4 +1,4 @@
-"""Tests of lagtheory.experiments.softmax_icl (in-context regression with softmax attention).
+"""Tests of lagtheory.experiments.tasks.sequences.softmax_icl (in-context regression with softmax attention).
 
 Independent references: the forward pass by hand in dimension 1 (derivation in the comment) and by an
 explicit Python loop over the pairs; the large-context limit from the Gaussian identity
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments import icl as I
-from lagtheory.experiments import softmax_icl as S
+from lagtheory.experiments.tasks.sequences import icl as I
+from lagtheory.experiments.tasks.sequences import softmax_icl as S
 
 
 def _model(key_query, value) -> S.SoftmaxSelfAttention:

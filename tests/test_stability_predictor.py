@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 import torch
 
-from lagtheory.experiments import engine as E
 from lagtheory.experiments.confirmatory import stability as S
-from lagtheory.experiments.language_catalogue import TASKS
-from lagtheory.experiments.language_runs import LanguageRuns, LanguageSetting
-from lagtheory.experiments.softmax_icl import SoftmaxICLSetting, SoftmaxICLTask
+from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.tasks.languages.catalogue import TASKS
+from lagtheory.experiments.tasks.languages.task import LanguageRuns, LanguageSetting
+from lagtheory.experiments.tasks.sequences.softmax_icl import SoftmaxICLSetting, SoftmaxICLTask
 from lagtheory.training import TorchGroupOptimiser
 
 SEEDS = (3, 11, 2_000_001)
@@ -247,7 +247,7 @@ def test_bad_input_is_named():
 def test_the_committed_successor_record_is_reproduced():
     """A seeded sample of the stored margins is recomputed from the validation record, and the stored scores from
     the stored margins with the registered labels."""
-    from lagtheory.experiments.confirmatory_records import load_stage, stage_path
+    from lagtheory.experiments.confirmatory.records import load_stage, stage_path
 
     stored = json.loads(S.OUTPUT.read_text())
     registered = json.loads(Path("book/data/confirmatory/predictor.json").read_text())["cells"]

@@ -20,9 +20,9 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from lagtheory.dfa import DFA
-from lagtheory.experiments.engine import run_cell, standard_draws
-from lagtheory.experiments.language_catalogue import TASKS
-from lagtheory.experiments.transformer_languages import (
+from lagtheory.experiments.engine.cells import run_cell, standard_draws
+from lagtheory.experiments.tasks.languages.catalogue import TASKS
+from lagtheory.experiments.tasks.transformer.languages import (
     NEW_LANGUAGES,
     STUDY_LANGUAGES,
     TRANSFORMER_LANGUAGES,
@@ -31,7 +31,7 @@ from lagtheory.experiments.transformer_languages import (
     minimal_pairs,
     run_words,
 )
-from lagtheory.experiments.transformer_model import (
+from lagtheory.experiments.tasks.transformer.model import (
     SmallTransformer,
     TransformerShape,
     batched_outputs,
@@ -39,7 +39,11 @@ from lagtheory.experiments.transformer_model import (
     parameter_groups,
     sinusoidal_positions,
 )
-from lagtheory.experiments.transformer_runs import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting
+from lagtheory.experiments.tasks.transformer.task import (
+    TRANSFORMER_TRAINING,
+    TransformerLanguageRuns,
+    TransformerSetting,
+)
 from lagtheory.languages import LANGUAGES
 from lagtheory.star_free import is_star_free
 

@@ -1,7 +1,7 @@
 """Sphinx extension of the lagtheory book: a module constant's value on the API page only when short.
 
 autodoc writes a module-level constant with its value (``COLUMN = 88``). For the catalogues
-(``lagtheory.languages.LANGUAGES``, ``language_catalogue.TASKS``, a DFA such as
+(``lagtheory.languages.LANGUAGES``, ``tasks.languages.catalogue.TASKS``, a DFA such as
 ``CONTAINS_B_NOT_C``) that value is a repr of thousands of characters: in the HTML a signature
 paragraph of several screens, in the PDF one unbreakable signature box 760 pt deep that ran
 past the page foot (tests/pdf_log_check.py). Here a value is shown only if its repr fits the

@@ -7,22 +7,22 @@ The command::
         [--tasks NAME ...] [--steps T]
 
 calibrates the base rates (a calibrated study) and runs every cell of the study
-(:func:`lagtheory.experiments.studies.run_study`), each batch of cells (all cells of a task and
-optimiser) as one unit of :func:`lagtheory.experiments.distributed.run_units`: on a
+(:func:`lagtheory.experiments.exploratory.studies.run_study`), each batch of cells (all cells of a task and
+optimiser) as one unit of :func:`lagtheory.experiments.engine.distributed.run_units`: on a
 ``LocalCluster`` of ``--workers`` single-threaded worker processes of this machine, or on the
 running cluster at ``--scheduler``. A progress bar counts the calibrations, then the cells. Every
 finished unit is written at once to ``<output>.units/``; the same command run again skips them (it
 resumes), and refuses a folder written for another design. The record goes to ``--output``
 (default ``book/data/summary_<study>.json``) and the time of each task is printed.
 
-``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.run_rows`); on a
+``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.cells.run_rows`); on a
 machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
 it with another step budget T: a trial, not the study's design (the record's configurations say
 what ran). The command::
 
     python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all [...]
 
-runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory_runs`;
+runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory.runs`;
 ``python -m lagtheory.experiments.run confirmatory --help``).
 """
 
@@ -39,10 +39,10 @@ from typing import Any
 
 import torch
 
-from .distributed import finished, run_units
-from .engine import check_device
-from .records import write_record
-from .studies import STUDIES, run_study
+from .engine.cells import check_device
+from .engine.distributed import finished, run_units
+from .exploratory.records import write_record
+from .exploratory.studies import STUDIES, run_study
 
 BOOK_DATA = Path("book") / "data"
 """Where records go by default; ``book/data`` under the working directory, the repository root
@@ -68,7 +68,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(arguments: list[str] | None = None) -> Path:
     """Parse the command line, run the study's units, write the record; return its path (``confirmatory``:
-    :func:`lagtheory.experiments.confirmatory_runs.main` with the other arguments).
+    :func:`lagtheory.experiments.confirmatory.runs.main` with the other arguments).
 
     Parameters
     ----------
@@ -87,7 +87,7 @@ def main(arguments: list[str] | None = None) -> Path:
     """
     given = sys.argv[1:] if arguments is None else arguments
     if given[:1] == ["confirmatory"]:
-        from .confirmatory_runs import main as confirmatory_main
+        from .confirmatory.runs import main as confirmatory_main
 
         return confirmatory_main(given[1:])
     parse = parser()

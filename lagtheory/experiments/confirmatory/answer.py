@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..confirmatory_design import regime_of
-from ..confirmatory_records import FOLDER
-from ..registration import CONFIRMATORY_LEVELS
+from .design import regime_of
 from .predictor_breakdown import family_of
+from .records import FOLDER
+from .registration import CONFIRMATORY_LEVELS
 
 FEW = 0.1
 """A group of cells counts as one where lag does not help when it fails less often in at most this share."""

@@ -7,7 +7,7 @@ For each split of the validation cells (:data:`SPLITS`: every cell, each optimis
 family with each optimiser), from the registered rows (``book/data/confirmatory/predictor.json``: label,
 balance, frozen baseline score, task-optimiser cluster):
 
-* the AUROC of the balance and of the baseline (:func:`lagtheory.experiments.predictor_evaluation.auroc`);
+* the AUROC of the balance and of the baseline (:func:`lagtheory.experiments.predictor.evaluation.auroc`);
 * 95% percentile intervals of both and of their difference from :data:`RESAMPLES` bootstrap resamples
   that draw cells with replacement *within* each task-optimiser cluster (:func:`stratified_bootstrap`;
   ``numpy.random.default_rng(0)``). The registered interval resamples whole clusters, which a split with one
@@ -29,8 +29,8 @@ import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
-from ..confirmatory_design import confirmatory_tasks
-from ..predictor_evaluation import RESAMPLES, auroc
+from ..predictor.evaluation import RESAMPLES, auroc
+from .design import confirmatory_tasks
 
 FAMILIES = {"languages": "languages", "regression": "regression", "icl": "in-context regression"}
 """Task family of each exploratory study, by the study's name."""

@@ -2,7 +2,7 @@
 generator seed, and what they are once the resamples are many enough that the counts no longer move
 (issue 31, item 4). A sensitivity analysis, not a change of the registered rule: the registered answer stays
 the one computed with ``numpy.random.default_rng(0)`` and 100,000 resamples
-(:func:`lagtheory.experiments.confirmatory_analysis.window_outcome`).
+(:func:`lagtheory.experiments.confirmatory.analysis.window_outcome`).
 
 The registered verdict of a cell and accounting reads two percentile bounds of the bootstrapped width ratio
 (lag over joint) at the quantiles ``q = 0.05/216`` and ``1 - q`` (inverted CDF): "helps" when the lower bound
@@ -39,10 +39,10 @@ import numpy as np
 import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
-from ..confirmatory_analysis import HALF_DECADE, WINDOW_RESAMPLES, _run_key, window_widths
-from ..confirmatory_design import GRID_WARM_FRACTION
-from ..confirmatory_records import FOLDER, load_stage, stage_path
-from ..registration import ALPHA, WINDOW_SHARE
+from .analysis import HALF_DECADE, WINDOW_RESAMPLES, _run_key, window_widths
+from .design import GRID_WARM_FRACTION
+from .records import FOLDER, load_stage, stage_path
+from .registration import ALPHA, WINDOW_SHARE
 
 CHUNK = 10_000
 """Resamples drawn per call of the generator, as the registered analysis draws them."""

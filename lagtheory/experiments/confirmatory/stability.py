@@ -8,7 +8,7 @@ before it was scored) says how far the base rate ``eta`` is from the largest rat
 step is stable on the local quadratic model of the loss:
 
 * ``H_j`` is the Hessian of seed j's mean training loss on the batch of step 0 at initialisation (the
-  engine's initial parameters and batch, :func:`lagtheory.experiments.engine.initial_parameters`), with
+  engine's initial parameters and batch, :func:`lagtheory.experiments.engine.cells.initial_parameters`), with
   respect to every parameter of both groups;
 * ``P_j`` is the diagonal of joint's first step per coordinate: SGD ``eta_group`` (attention
   ``eta*sqrt(r)``, output ``eta/sqrt(r)``); Adam ``eta_group / (|g_i| + eps)``, its first,
@@ -54,12 +54,12 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from ..confirmatory_records import FOLDER, load_stage, stage_path
-from ..engine import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
-from ..predictor import ADAM_EPS, PREDICTOR_SEEDS
-from ..predictor_evaluation import RESAMPLES, auroc, cluster_bootstrap
-from ..records import config_from_dict
-from ..studies import study
+from ..engine.cells import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
+from ..exploratory.records import config_from_dict
+from ..exploratory.studies import study
+from ..predictor.balance import ADAM_EPS, PREDICTOR_SEEDS
+from ..predictor.evaluation import RESAMPLES, auroc, cluster_bootstrap
+from .records import FOLDER, load_stage, stage_path
 
 ADAM_BETA1 = 0.9
 """Adam's first-moment coefficient, as the engine's optimiser uses it (:class:`lagtheory.training.TorchGroupOptimiser`'s

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..confirmatory_analysis import _run_key
-from ..confirmatory_design import GRID_WARM_FRACTION
+from .analysis import _run_key
+from .design import GRID_WARM_FRACTION
 
 INTERVAL_RESAMPLES = 4000
 """Bootstrap resamples of the seeds for the paired intervals."""

@@ -1,0 +1,14 @@
+"""The registered confirmatory study (``book/registration.md``).
+
+- :mod:`~lagtheory.experiments.confirmatory.registration`: the registered section's hash and constants;
+- :mod:`~lagtheory.experiments.confirmatory.design`: its cells and the runs of each stage;
+- :mod:`~lagtheory.experiments.confirmatory.runs`: the stages, run resumably on dask;
+- :mod:`~lagtheory.experiments.confirmatory.analysis`: the registered outcomes and verdicts;
+- :mod:`~lagtheory.experiments.confirmatory.predictor`: H5, the frozen predictor on the validation cells;
+- :mod:`~lagtheory.experiments.confirmatory.records`: the committed records and their re-run sample;
+- :mod:`~lagtheory.experiments.confirmatory.answer`: the book's one answer, in sentences from the records;
+- :mod:`~lagtheory.experiments.confirmatory.step_size`: failure and recognition against the base rate;
+- :mod:`~lagtheory.experiments.confirmatory.predictor_breakdown`: H5 split by optimiser and task family;
+- :mod:`~lagtheory.experiments.confirmatory.sensitivity`: outcome (c)'s Monte Carlo error;
+- :mod:`~lagtheory.experiments.confirmatory.stability`: the exploratory successor to H5, the step-size margin.
+"""

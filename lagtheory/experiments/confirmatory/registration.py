@@ -1,0 +1,184 @@
+"""The registration of the confirmatory study (``book/registration.md``, issue 20): its hash, and the
+registered constants in machine-readable form.
+
+**The registered section** of the page is every line strictly between the line
+:data:`BEGIN` and the line :data:`END` (each must occur exactly once, as a whole line,
+``BEGIN`` first; the two marker lines themselves are not part of it). Before hashing,
+line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so
+any other edit, a single character or a trailing space, changes the hash. The hash
+(:func:`registration_hash`) is the SHA-256 of the section's UTF-8 bytes, as 64 lowercase
+hex digits. It is stored in :data:`HASH_FILE` (that one line and a newline), written
+once when the registration was committed. Every confirmatory record must carry it in
+its field ``"registration"`` (:func:`check_record`), and ``tests/test_registration.py``
+fails if the page's registered section no longer hashes to the stored value: a later
+change goes into the page's dated *Deviations* section, outside the hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+PAGE = Path("book/registration.md")
+HASH_FILE = Path("book/data/registration.sha256")
+"""The file holding the registered section's SHA-256."""
+BEGIN = "<!-- registered section: begin -->"
+"""The line before the registered section."""
+END = "<!-- registered section: end -->"
+"""The line after the registered section."""
+
+SEEDS_PER_CELL = 100
+"""Paired seeds per confirmatory cell (the page's power calculation, :mod:`lagtheory.experiments.statistics.power`)."""
+CONFIRMATORY_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_000 + SEEDS_PER_CELL))
+"""The fresh seeds of the confirmatory runs; no earlier run has used them."""
+EXPLORATORY_SEEDS: tuple[int, ...] = tuple(range(30))
+"""The seeds of the exploratory records, on which best-vs-best tuning is done."""
+CONFIRMATORY_LEVELS: Mapping[str, str] = {
+    "centre": "main/scale=0.3 ratio=1",
+    "readout 1, ratio 1": "main/scale=1 ratio=1",
+    "readout 1, ratio 3": "main/scale=1 ratio=3",
+    "readout 3, ratio 1": "main/scale=3 ratio=1",
+    "readout 3, ratio 3": "main/scale=3 ratio=3",
+    "LP-FT": "attention_init/preset",
+}
+"""The confirmatory cells of every task and optimiser, by the exploratory cell they repeat on fresh seeds."""
+WARM_FRACTIONS = (0.125, 0.25, 0.5)
+"""Lag's warm-up fractions of the budget searched by best-vs-best tuning."""
+WINDOW_SHARE = 0.9
+"""A grid rate is inside a schedule's step-size window when at least this share of the seeds succeed there."""
+ALPHA = 0.05
+FAILURE_MARGIN = 0.1
+"""Equivalence margin of the binary outcomes; the discordance rate, which bounds the difference of the two
+failure (or recognition) rates, below 0.1."""
+
+
+def _normalised(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def registered_section(text: str) -> str:
+    """The registered section of the page's ``text`` (module docstring), line endings normalised to LF;
+    ValueError if the markers are missing, repeated, not whole lines, or out of order.
+
+    Parameters
+    ----------
+    text : str
+        The page's text.
+
+    Returns
+    -------
+    str
+        The section, ending in a newline.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a str.
+    ValueError
+        If the markers are missing, repeated, not whole lines, or out of order.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    lines = _normalised(text).split("\n")
+    begins = [k for k, line in enumerate(lines) if line == BEGIN]
+    ends = [k for k, line in enumerate(lines) if line == END]
+    if len(begins) != 1 or len(ends) != 1:
+        raise ValueError(
+            f"text must hold the line {BEGIN!r} and the line {END!r} exactly once each, "
+            f"found {len(begins)} and {len(ends)}"
+        )
+    if not begins[0] < ends[0]:
+        raise ValueError(f"text must hold {BEGIN!r} before {END!r}")
+    return "\n".join(lines[begins[0] + 1 : ends[0]]) + "\n"
+
+
+def registration_hash(text: str) -> str:
+    """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section of ``text``.
+
+    Parameters
+    ----------
+    text : str
+        The page's text.
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a str.
+    ValueError
+        As :func:`registered_section` raises.
+    """
+    return hashlib.sha256(registered_section(text).encode("utf-8")).hexdigest()
+
+
+def page_hash(path: str | Path = PAGE) -> str:
+    """:func:`registration_hash` of the page at ``path``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The page (default ``book/registration.md``).
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    ValueError
+        As :func:`registered_section` raises.
+    """
+    return registration_hash(Path(path).read_text(encoding="utf-8"))
+
+
+def stored_hash(path: str | Path = HASH_FILE) -> str:
+    """The registered hash as committed in ``path``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The hash file (default :data:`HASH_FILE`).
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    ValueError
+        Unless the file holds one line of 64 lowercase hex digits.
+    """
+    content = Path(path).read_text(encoding="ascii").strip()
+    if len(content) != 64 or any(c not in "0123456789abcdef" for c in content):
+        raise ValueError(f"{path} must hold one SHA-256 hex digest, got {content[:80]!r}")
+    return content
+
+
+def check_record(record: Mapping[str, Any], expected: str | None = None) -> None:
+    """A confirmatory record must carry the registration's hash in ``record["registration"]`` (``expected``:
+    the stored hash by default); ValueError naming what differs.
+
+    Parameters
+    ----------
+    record : mapping
+        A confirmatory record.
+    expected : str, optional
+        The hash it must carry (default :func:`stored_hash`).
+
+    Raises
+    ------
+    ValueError
+        Naming what differs, if the record does not carry the hash.
+    """
+    expected = stored_hash() if expected is None else expected
+    found = record.get("registration") if isinstance(record, Mapping) else None
+    if found != expected:
+        raise ValueError(f"record must carry registration hash {expected}, found {found!r}")

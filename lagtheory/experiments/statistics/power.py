@@ -1,0 +1,392 @@
+"""Power of the confirmatory study's tests, and the seeds per cell they call for (``book/registration.md``).
+
+The confirmatory comparisons are paired by seed (:mod:`lagtheory.experiments.statistics.paired`); each co-primary
+outcome has its own test, so its own power:
+
+* (a) failure, and for languages exact recognition: McNemar's exact test
+  (:func:`mcnemar_power`, exact: the number of discordant pairs is Binomial(n, p10 + p01), and given it the
+  pairs where only joint fails are Binomial(D, p10 / (p10 + p01)); the test rejects where the two-sided exact
+  binomial p-value, ``min(1, 2 P(Bin(D, 1/2) <= min(k, D - k)))``, is below alpha);
+* (b) the log10 held-out loss on the seeds where both succeed, differences taken as normal: the paired t-test
+  of no difference (:func:`t_power`) and the two one-sided tests of equivalence within a margin
+  (:func:`tost_power`), both exact up to quadrature (given the sample sd the mean is normal and independent of
+  it; the power is an integral over the sd's chi-square law);
+* (c) the step-size window: a rate of the grid counts as a success when at least 90% of the n seeds succeed
+  there; :func:`window_accuracy` gives the probability that a rate is classified right when its true success
+  probability is ``p``.
+
+Each family is Holm-adjusted over its cells; the seeds are planned at Bonferroni's level alpha / m, the level
+Holm's first step uses, which is conservative for the others. Planning effects come from the exploratory
+records (:func:`planning_effects`) in the regimes the registration targets (:data:`TARGET_LEVELS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.integrate
+import scipy.stats
+
+from lagtheory._validation import check_integer, check_probability
+
+from ..exploratory.reanalysis import conditional_differences, failure_cap, failures
+from ..exploratory.records import per_seed
+from ..exploratory.regimes import tasks_of
+
+TARGET_LEVELS: Mapping[str, str] = {
+    "readout 1, ratio 1": "main/scale=1 ratio=1",
+    "readout 1, ratio 3": "main/scale=1 ratio=3",
+    "readout 3, ratio 1": "main/scale=3 ratio=1",
+    "readout 3, ratio 3": "main/scale=3 ratio=3",
+    "LP-FT": "attention_init/preset",
+}
+"""The exploratory cells of the regimes the registration targets (readout 1-3, ratio >= 1, LP-FT), per task and
+optimiser; the confirmatory study runs these and the centre."""
+
+
+def _check_n(n: int) -> int:
+    return check_integer(n, "n", 1)
+
+
+def _check_share(value: float, name: str) -> float:
+    """A probability in [0, 1] (0 allowed: a discordance that never happens)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return float(value)
+
+
+def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
+    """Exact power of McNemar's exact two-sided test at level ``alpha`` with ``n`` pairs, where a pair is
+    discordant one way with probability ``p10`` and the other way with ``p01`` (module docstring).
+
+    Parameters
+    ----------
+    n : int
+        The number of pairs, >= 1.
+    p10, p01 : float
+        The probabilities of the two kinds of discordant pair, each in [0, 1], with ``p10 + p01 <= 1``.
+    alpha : float
+        The level, in (0, 1).
+
+    Returns
+    -------
+    float
+        The power (0 when no pair can be discordant).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    TypeError
+        If ``n``, ``p10`` or ``p01`` has the wrong type.
+    """
+    n = _check_n(n)
+    p10 = _check_share(p10, "p10")
+    p01 = _check_share(p01, "p01")
+    check_probability(alpha, "alpha")
+    if p10 + p01 > 1:
+        raise ValueError(f"p10 + p01 must be at most 1, got {p10 + p01!r}")
+    if p10 + p01 == 0:
+        return 0.0
+    share = p10 / (p10 + p01)
+    power = 0.0
+    for discordant in range(1, n + 1):
+        k = np.arange(discordant + 1)
+        p_value = np.minimum(1.0, 2.0 * scipy.stats.binom.cdf(np.minimum(k, discordant - k), discordant, 0.5))
+        rejected = p_value < alpha
+        if rejected.any():
+            power += scipy.stats.binom.pmf(discordant, n, p10 + p01) * float(
+                scipy.stats.binom.pmf(k[rejected], discordant, share).sum()
+            )
+    return float(power)
+
+
+def _over_sample_sd(n: int, probability: Any) -> float:
+    """E over the sample standard deviation s of n normal differences with sd 1 of ``probability(s)``:
+    (n - 1) s^2 is chi-square with n - 1 degrees of freedom (numerical quadrature over it, between its
+    1e-13 and 1 - 1e-13 quantiles, where all but 2e-13 of its mass lies)."""
+    df = n - 1
+    value, _ = scipy.integrate.quad(
+        lambda v: probability(math.sqrt(v / df)) * scipy.stats.chi2.pdf(v, df),
+        scipy.stats.chi2.ppf(1e-13, df),
+        scipy.stats.chi2.isf(1e-13, df),
+        epsabs=1e-12,
+        epsrel=1e-10,
+        limit=200,
+    )
+    return float(min(1.0, max(0.0, value)))
+
+
+def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
+    """Power of the two-sided paired t-test at level ``alpha`` with ``n`` pairs whose differences are normal
+    with mean ``effect`` and standard deviation ``sd``: given the sample sd s, the mean is N(effect, sd^2 / n)
+    and the test rejects where ``|mean| > t s / sqrt(n)`` (t the critical value), so the power is the expectation
+    over s of ``P(|mean| > t s / sqrt(n))`` (exact up to quadrature).
+
+    Parameters
+    ----------
+    n : int
+        The number of pairs, >= 2.
+    effect : float
+        The mean of the differences.
+    sd : float
+        Their standard deviation, > 0.
+    alpha : float
+        The level, in (0, 1).
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``n``, ``sd`` or ``alpha`` is out of range.
+    """
+    n = check_integer(n, "n", 2)
+    if not sd > 0:
+        raise ValueError(f"sd must be > 0, got {sd!r}")
+    check_probability(alpha, "alpha")
+    critical = scipy.stats.t.ppf(1 - alpha / 2, n - 1)
+    shift = effect / sd * math.sqrt(n)  # the mean in units of its standard error
+
+    def rejects(s: float) -> float:
+        edge = critical * s
+        return float(scipy.stats.norm.cdf(-edge - shift) + scipy.stats.norm.sf(edge - shift))
+
+    return _over_sample_sd(n, rejects)
+
+
+def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0.0) -> float:
+    """Power of the two one-sided t-tests of equivalence within +-``margin`` at level ``alpha`` (each
+    one-sided) with ``n`` normal differences of mean ``effect`` and sd ``sd``: both reject where
+    ``-margin + t s / sqrt(n) < mean < margin - t s / sqrt(n)``, so the power is the expectation over the sample
+    sd s of that probability (exact up to quadrature).
+
+    Parameters
+    ----------
+    n : int
+        The number of pairs, >= 2.
+    sd : float
+        The standard deviation of the differences, > 0.
+    margin : float
+        The equivalence margin, > 0.
+    alpha : float
+        The level of each one-sided test, in (0, 1).
+    effect : float, optional
+        The mean of the differences.
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``n``, ``sd``, ``margin`` or ``alpha`` is out of range.
+    """
+    n = check_integer(n, "n", 2)
+    if not sd > 0 or not margin > 0:
+        raise ValueError(f"sd and margin must be > 0, got {sd!r}, {margin!r}")
+    check_probability(alpha, "alpha")
+    critical = scipy.stats.t.ppf(1 - alpha, n - 1)
+    scale = math.sqrt(n) / sd  # converts the loss scale into standard errors of the mean
+
+    def rejects(s: float) -> float:
+        high = (margin - effect) * scale - critical * s
+        low = (-margin - effect) * scale + critical * s
+        return float(max(0.0, scipy.stats.norm.cdf(high) - scipy.stats.norm.cdf(low)))
+
+    return _over_sample_sd(n, rejects)
+
+
+def window_accuracy(n: int, p: float, share: float = 0.9) -> float:
+    """The probability that a grid rate is classified right by "at least ``share`` of n seeds succeed" when a
+    run there succeeds with probability ``p``: ``P(Bin(n, p) >= ceil(share n))`` if ``p >= share``, else the
+    complement.
+
+    Parameters
+    ----------
+    n : int
+        The number of seeds, >= 1.
+    p : float
+        The success probability of a run at the rate, in [0, 1].
+    share : float, optional
+        The share of seeds that must succeed, in (0, 1).
+
+    Returns
+    -------
+    float
+        The probability of the right classification.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    TypeError
+        If an argument has the wrong type.
+    """
+    n = _check_n(n)
+    p = _check_share(p, "p")
+    share = check_probability(share, "share")
+    needed = math.ceil(share * n - 1e-9)
+    inside = float(scipy.stats.binom.sf(needed - 1, n, p))
+    return inside if p >= share else 1.0 - inside
+
+
+def smallest_n(power: Any, target: float, start: int = 2, stop: int = 20_000) -> int | None:
+    """The smallest n in [start, stop] with ``power(n) >= target``: doubling from ``start`` until the target is
+    reached, then bisection (power is taken as non-decreasing in n, true for the t-tests and up to the small
+    saw-tooth of an exact test).
+
+    Parameters
+    ----------
+    power : callable
+        ``power(n)``, the power with n seeds.
+    target : float
+        The power to reach.
+    start : int, optional
+        The smallest n tried (not checked).
+    stop : int, optional
+        The largest n tried.
+
+    Returns
+    -------
+    int or None
+        The n; None if the target is not reached by ``stop``.
+    """
+    low, high = start, start
+    while power(high) < target:
+        if high >= stop:
+            return None
+        low, high = high + 1, min(stop, 2 * high)
+    while low < high:
+        middle = (low + high) // 2
+        if power(middle) >= target:
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def planning_effects(records: Mapping[str, Mapping[str, Any]], optimiser: str) -> dict[str, Any]:
+    """The planning effects of the co-primary outcomes, pooled over the exploratory cells of
+    :data:`TARGET_LEVELS` of every task with ``optimiser``: failure discordance ``p10`` (only joint fails) and
+    ``p01`` (only lag fails); the same for exact recognition on languages (``r10``: only lag recognises,
+    ``r01``: only joint); for the conditional log loss the share of pairs where both succeed, the median over
+    cells of ``|mean difference|`` and of the standard deviation of the differences.
+
+    Parameters
+    ----------
+    records : mapping of str to mapping
+        Study name -> exploratory record (the ``"languages"`` record gives the recognition effects).
+    optimiser : str
+        The optimiser whose cells are pooled.
+
+    Returns
+    -------
+    dict
+        ``p10``, ``p01``, ``r10``, ``r01``, ``both_succeed``, ``median_abs_mean`` and ``median_sd``.
+    """
+    pairs = joint_only = lag_only = 0
+    recognised_pairs = lag_recognises = joint_recognises = 0
+    both = 0
+    means, sds = [], []
+    for name, record in records.items():
+        for task in tasks_of(record):
+            cap = failure_cap(record, task)
+            for level in TARGET_LEVELS.values():
+                cell = f"{task}/{optimiser}/{level}"
+                joint, lag = failures(record, cell, "joint", cap), failures(record, cell, "lag", cap)
+                pairs += joint.size
+                joint_only += int(np.sum(joint & ~lag))
+                lag_only += int(np.sum(~joint & lag))
+                both += int(np.sum(~joint & ~lag))
+                d = conditional_differences(record, cell, cap=cap)
+                if d.size >= 3:
+                    means.append(abs(float(d.mean())))
+                    sds.append(float(np.std(d, ddof=1)))
+                if name == "languages":
+                    r_joint = per_seed(record, cell, "recognised", "joint").astype(bool)
+                    r_lag = per_seed(record, cell, "recognised", "lag").astype(bool)
+                    recognised_pairs += r_joint.size
+                    lag_recognises += int(np.sum(r_lag & ~r_joint))
+                    joint_recognises += int(np.sum(r_joint & ~r_lag))
+    return {
+        "p10": joint_only / pairs,
+        "p01": lag_only / pairs,
+        "r10": lag_recognises / recognised_pairs,
+        "r01": joint_recognises / recognised_pairs,
+        "both_succeed": both / pairs,
+        "median_abs_mean": float(np.median(means)),
+        "median_sd": float(np.median(sds)),
+    }
+
+
+def plan(
+    effects: Mapping[str, Any],
+    cells: int,
+    language_cells: int,
+    margin: float,
+    alpha: float = 0.05,
+    target: float = 0.8,
+    candidates: Sequence[int] = (30, 60, 100, 200),
+) -> dict[str, Any]:
+    """For each co-primary outcome, the seeds per cell that reach power ``target`` at Bonferroni's level
+    alpha / m (m: ``cells``, or ``language_cells`` for recognition) under the planning ``effects``
+    (:func:`planning_effects`), and the power at each of ``candidates`` seeds. For the conditional log loss the
+    n counts all seeds; the pairs that enter are the share where both succeed.
+
+    Parameters
+    ----------
+    effects : mapping
+        The planning effects of :func:`planning_effects`.
+    cells : int
+        The number m of cells of a family, >= 1.
+    language_cells : int
+        The number of cells of the recognition family, >= 1.
+    margin : float
+        The equivalence margin of the conditional log loss, > 0.
+    alpha : float, optional
+        The familywise level, in (0, 1).
+    target : float, optional
+        The power to reach.
+    candidates : sequence of int, optional
+        Seeds per cell at which the power is reported.
+
+    Returns
+    -------
+    dict
+        Outcome -> ``{"seeds": n or None, "power": {candidate: power}}``.
+    """
+    level = alpha / cells
+    language_level = alpha / language_cells
+    both = effects["both_succeed"]
+
+    def conditional(n: int) -> int:
+        return max(2, math.floor(both * n))
+
+    powers = {
+        "failure (McNemar)": lambda n: mcnemar_power(n, effects["p10"], effects["p01"], level),
+        "recognition (McNemar, languages)": lambda n: mcnemar_power(n, effects["r10"], effects["r01"], language_level),
+        "conditional log loss, difference (paired t)": lambda n: t_power(
+            conditional(n), effects["median_abs_mean"], effects["median_sd"], level
+        ),
+        "conditional log loss, equivalence (TOST)": lambda n: tost_power(
+            conditional(n), effects["median_sd"], margin, level
+        ),
+    }
+    return {
+        outcome: {
+            "seeds": smallest_n(power, target),
+            "power": {n: power(n) for n in candidates},
+        }
+        for outcome, power in powers.items()
+    }

@@ -1,0 +1,6 @@
+"""Languages on a standard small transformer.
+
+- :mod:`~lagtheory.experiments.tasks.transformer.model`: the model, batched over seeds;
+- :mod:`~lagtheory.experiments.tasks.transformer.languages`: its languages and test words;
+- :mod:`~lagtheory.experiments.tasks.transformer.task`: the model on a language as an engine task.
+"""
