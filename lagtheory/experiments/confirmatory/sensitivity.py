@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -225,6 +226,7 @@ def sensitivity(
             _, joint, lag = window_failures(grid, cell, accounting)
             has_ratio[cell] = bool(window_widths((~joint).mean(axis=1)) + window_widths((~lag).mean(axis=1)) > 0)
             screened[cell] = {seed: tail_counts(joint, lag, screen, seed) for seed in seeds}
+            print(f"screened {accounting} {cell}", file=sys.stderr, flush=True)
         settled, tails = {}, {}
         for cell in cells:
             pooled = {key: sum(c[key] for c in screened[cell].values()) for key in ("at_most_one", "at_least_one")}
@@ -238,6 +240,7 @@ def sensitivity(
         for cell, entry in tails.items():
             _, joint, lag = window_failures(grid, cell, accounting)
             found = {seed: tail_counts(joint, lag, deep, seed) for seed in seeds}
+            print(f"deep {accounting} {cell}", file=sys.stderr, flush=True)
             pooled = {key: sum(c[key] for c in found.values()) for key in ("at_most_one", "at_least_one")}
             trials = deep * len(seeds)
             entry["probability"] = {key: value / trials for key, value in pooled.items()}
