@@ -96,6 +96,7 @@ CONVERTED = (
     "lagtheory.experiments.confirmatory.sensitivity",
     "lagtheory.experiments.confirmatory.predictor_breakdown",
     "lagtheory.experiments.confirmatory.answer",
+    "lagtheory.experiments.confirmatory.figures",
     "lagtheory.certified",
     "lagtheory.certified.balls",
     "lagtheory.certified.laws",

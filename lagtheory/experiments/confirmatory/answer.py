@@ -12,7 +12,7 @@ cells' registered labels); no sentence says more than those verdicts:
 * ``not``: the task families and regimes in which lag fails significantly less often in at most a tenth of
   the cells (:data:`FEW`), with how many of their cells are shown equivalent;
 * ``loss``: the loss when both succeed (b), over all cells and at the centre;
-* ``scope``: which regimes the 108 cells cover (their smallest readout scale and ratio) and the registered
+* ``scope``: which regimes the 108 cells cover (their readout scales and ratios) and the registered
   labels of the broader validation cells (lag fails significantly less or more often, exact McNemar p < 0.05
   within the cell, unadjusted);
 * ``step``: the step-size window (c) under equal total steps and the failure verdicts with each schedule at its
@@ -38,9 +38,9 @@ from .registration import CONFIRMATORY_LEVELS
 FEW = 0.1
 """A group of cells counts as one where lag does not help when it fails less often in at most this share."""
 SHARED = "shared total"
-"""The registered shared-rate comparison: both schedules at the calibrated rate, equal total steps."""
+"""The variant of the registered shared-rate comparison (both schedules at the calibrated rate, equal total steps)."""
 BEST = "best total"
-"""Best-vs-best tuning under equal total steps."""
+"""The variant of best-vs-best tuning under equal total steps."""
 KEYS = ("helps", "not", "loss", "scope", "step")
 """The sentences of the answer block, in order."""
 GROUP_NAMES = {
@@ -67,6 +67,10 @@ def _regime(cell: str) -> str:
 
 def _number(value: float) -> str:
     return f"{value:g}"
+
+
+def _range(values: list[float]) -> str:
+    return f"{_number(min(values))}-{_number(max(values))}"
 
 
 def _in(count: int) -> str:
@@ -96,8 +100,8 @@ def sentences(analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> dict
     out = {
         "helps": (
             f"Lag fails less often than joint training in {_count(failure, 'helps')} of {len(cells)} registered cells "
-            f"(100 fresh seeds each), more often {_in(_count(failure, 'hurts'))}; it recognises the languages more "
-            f"often in {_count(recognition, 'helps')} of {len(recognition)}, less often {_in(_count(recognition, 'hurts'))}."
+            f"(100 fresh seeds each), more often {_in(_count(failure, 'hurts'))}, and recognises the languages more "
+            f"often in {_count(recognition, 'helps')} of {len(recognition)}, less {_in(_count(recognition, 'hurts'))}."
         )
     }
     groups: dict[str, list[str]] = {}
@@ -105,21 +109,21 @@ def sentences(analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> dict
         groups.setdefault(family_of(cell.split("/")[0]), []).append(cell)
         groups.setdefault(_regime(cell), []).append(cell)
     few = [
-        f"{GROUP_NAMES.get(name, f'at the {name}')} ({_count(failure, 'helps', members)} of {len(members)} cells, "
+        f"{GROUP_NAMES.get(name, f'at the {name}')} ({_count(failure, 'helps', members)} of {len(members)}; "
         f"{_count(failure, 'equivalent', members)} shown equivalent)"
         for name, members in groups.items()
         if _count(failure, "helps", members) <= FEW * len(members)
     ]
     out["not"] = (
-        "No such gain " + " or ".join(few) + "."
+        "No such gain " + ", or ".join(few) + "."
         if few
         else "It fails less often in more than a tenth of the cells of every task family and regime."
     )
     centre = groups["centre"]
     out["loss"] = (
-        f"When both succeed, lag's loss is lower in {_count(conditional, 'helps')} cells, higher in "
-        f"{_count(conditional, 'hurts')}, and higher in {_count(conditional, 'hurts', centre)} of the {len(centre)} "
-        f"centre cells (lower {_in(_count(conditional, 'helps', centre))})."
+        f"When both succeed, lag's loss is lower in {_count(conditional, 'helps')} cells and higher in "
+        f"{_count(conditional, 'hurts')}; at the {len(centre)} centre cells, higher {_in(_count(conditional, 'hurts', centre))}, "
+        f"lower {_in(_count(conditional, 'helps', centre))}."
     )
     regimes = [regime_of(cell.split("/", 2)[2]) for cell in cells]
     rows = predictor["cells"]
@@ -127,22 +131,21 @@ def sentences(analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> dict
     ratios = sorted({row["ratio"] for row in rows})
     significant = [row for row in rows if row["p_value"] < 0.05]
     out["scope"] = (
-        f"The cells are the centre and regimes the exploratory study pointed to, none with readout below "
-        f"{_number(min(r[0] for r in regimes))} or ratio below {_number(min(r[1] for r in regimes))}; in "
-        f"{len(rows)} broader validation cells (readout {_number(scales[0])}-{_number(scales[-1])}, ratio "
-        f"{_number(ratios[0])}-{_number(ratios[-1])}) lag failed less often in "
-        f"{sum(r['joint_only_fails'] > r['lag_only_fails'] for r in significant)}, more often "
+        f"The cells were chosen where the exploratory study pointed (readout {_range([r[0] for r in regimes])}, ratio "
+        f"{_range([r[1] for r in regimes])}); in {len(rows)} broader validation cells (readout {_range(scales)}, ratio "
+        f"{_range(ratios)}) lag failed less often in "
+        f"{sum(r['joint_only_fails'] > r['lag_only_fails'] for r in significant)}, more "
         f"{_in(sum(r['joint_only_fails'] < r['lag_only_fails'] for r in significant))} (per-cell tests)."
     )
     window = [entry["verdict"] for entry in analysis["window"]["total"].values()]
     best = _verdicts(analysis, "failure", BEST)
     out["step"] = (
         f"The benefit is tied to the step size: lag succeeds over more step sizes (wider window in "
-        f"{window.count('helps')} cells, narrower {_in(window.count('hurts'))}), and with each schedule's step size "
-        f"tuned it fails less often in {_count(best, 'helps')} cells, more often {_in(_count(best, 'hurts'))}."
+        f"{window.count('helps')} cells, narrower {_in(window.count('hurts'))}), and with each schedule tuned it fails "
+        f"less often in {_count(best, 'helps')}, more often {_in(_count(best, 'hurts'))}."
     )
     out["short"] = (
-        f"fewer failures than joint training in {_count(failure, 'helps')} of {len(cells)} registered cells, more "
+        f"fewer failures than joint in {_count(failure, 'helps')} of {len(cells)} cells, more "
         f"{_in(_count(failure, 'hurts'))}"
     )
     return out

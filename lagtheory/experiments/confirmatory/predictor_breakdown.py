@@ -8,7 +8,7 @@ family with each optimiser), from the registered rows (``book/data/confirmatory/
 balance, frozen baseline score, task-optimiser cluster):
 
 * the AUROC of the balance and of the baseline (:func:`lagtheory.experiments.predictor.evaluation.auroc`);
-* 95% percentile intervals of both and of their difference from :data:`RESAMPLES` bootstrap resamples
+* 95% percentile intervals of both and of their difference from 4000 bootstrap resamples (the registered number)
   that draw cells with replacement *within* each task-optimiser cluster (:func:`stratified_bootstrap`;
   ``numpy.random.default_rng(0)``). The registered interval resamples whole clusters, which a split with one
   or two clusters (regression, in-context regression within an optimiser) cannot do; the within-cluster
