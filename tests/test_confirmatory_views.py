@@ -239,3 +239,54 @@ def test_clopper_pearson_against_its_definition():
     assert scipy.stats.binom.sf(6, 1000, low) == pytest.approx(0.025, rel=1e-6)
     assert scipy.stats.binom.cdf(7, 1000, high) == pytest.approx(0.025, rel=1e-6)
     assert S.clopper_pearson(0, 10)[0] == 0.0 and S.clopper_pearson(10, 10)[1] == 1.0
+
+
+def _grid_of(flags):
+    """A grid record with one cell per (name, (joint, lag)) in ``flags``: two rates, 10 seeds, both accountings alike."""
+    cells = {}
+    for name, (joint, lag) in flags.items():
+        runs = {}
+        for index, rate in enumerate((0.1, 1.0)):
+            runs[f"joint rate={rate:g}"] = {"base_rate": rate, "values": {"failed": joint[index]}}
+            for accounting in ("total", "joint"):
+                key = f"lag rate={rate:g} warm=0.25 accounting={accounting}"
+                runs[key] = {"base_rate": rate, "values": {"failed": lag[index]}}
+        cells[name] = {"runs": runs}
+    return {"cells": cells}
+
+
+def test_deepen_raises_the_resamples_while_the_seeds_disagree(monkeypatch):
+    flags = {"a": ([[False] * 10, [True] * 10], [[False] * 10, [False] * 10])}
+    calls = []
+
+    def fake_counts(joint, lag, resamples, seed):  # seed 1 disagrees until a million resamples
+        calls.append(resamples)
+        tail = 0 if seed == 0 or resamples >= 1_000_000 else resamples
+        return {"at_most_one": tail, "at_least_one": resamples, "resamples": resamples}
+
+    monkeypatch.setattr(S, "tail_counts", fake_counts)
+    screened = {"q": 0.05 / 216, "seeds": [0, 1], "screen_resamples": 10}
+    for accounting in ("total", "joint"):
+        screened[accounting] = {"screen": {}, "settled": {}, "tail_cells": {"a": {"screen": {}}}}
+    found = S.deepen(_grid_of(flags), screened, resamples=10_000, maximum=10_000_000)
+    entry = found["total"]["tail_cells"]["a"]
+    assert entry["resamples"] == 1_000_000 and set(entry["verdicts"].values()) == {"helps"}
+    assert calls == [10_000] * 2 + [100_000] * 2 + [1_000_000] * 2  # the joint accounting's identical flags reuse it
+    assert found["joint"]["tail_cells"]["a"] == entry
+    assert found["total"]["deep"] == {"0": {"helps": 1, "hurts": 0, "undetermined": 0, "neither": 0}} | {
+        "1": {"helps": 1, "hurts": 0, "undetermined": 0, "neither": 0}
+    }
+    capped = S.deepen(_grid_of(flags), screened, resamples=10_000, maximum=50_000)
+    assert capped["total"]["tail_cells"]["a"]["resamples"] == 10_000
+    assert set(capped["total"]["tail_cells"]["a"]["verdicts"].values()) == {"helps", "undetermined"}
+
+
+def test_the_stored_sensitivity_keeps_the_registered_counts_at_seed_zero():
+    stored = json.loads(S.OUTPUT.read_text())
+    for accounting in ("total", "joint"):
+        registered = [entry["verdict"] for entry in ANALYSIS["window"][accounting].values()]
+        assert stored[accounting]["screen"]["0"]["helps"] == registered.count("helps")
+        assert stored[accounting]["screen"]["0"]["hurts"] == registered.count("hurts")
+        tails = set(stored[accounting]["tail_cells"])
+        assert tails.isdisjoint(stored[accounting]["settled"])
+        assert len(tails) + len(stored[accounting]["settled"]) == len(registered)

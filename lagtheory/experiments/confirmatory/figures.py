@@ -1,4 +1,4 @@
-"""The verdict chapter's figures of the confirmatory records, in the book's palette (:mod:`lagtheory.palette`).
+"""The verdict chapter's figures of the confirmatory records, in the book's palette (``lagtheory.palette``).
 
 * :func:`verdict_grid`: one registered outcome in every cell, rows the tasks, columns the regimes, one panel per
   optimiser; the colour is the verdict, the text the effect;
@@ -29,7 +29,7 @@ VERDICT_COLOURS = {
     "not estimable": palette.NOT_ESTIMABLE,
     "neither": palette.NOT_ESTIMABLE,
 }
-"""The colour of each registered verdict ("neither": no window for either schedule, drawn as not estimable)."""
+"""The colour of each registered verdict; "neither" (no window for either schedule) is drawn as not estimable."""
 VERDICT_LABELS = {
     "helps": "lag better",
     "hurts": "joint better",

@@ -18,13 +18,14 @@ registered), the lower bound is the ``ceil(q N)``-th smallest ratio, so
 registered verdict; it counts through the resampled seeds' multiplicities (a matrix product) instead of
 indexing, which is what makes millions of resamples affordable. :func:`sensitivity` then
 
-1. *screens*: every cell and accounting at 100,000 resamples for each of 20 generator seeds (the registered
+1. *screens* (:func:`screen`): every cell and accounting at 100,000 resamples for each of 20 generator seeds (the registered
    number of resamples: how much the registered counts would have moved with another seed);
 2. pools the 2,000,000 screening resamples per cell into each tail probability's Clopper-Pearson interval at
    level ``1 - 1e-6``; a cell is a *tail cell* when an interval holds ``q``, and *settled* otherwise (its verdict
    with infinitely many resamples is the screening's, unless an event of probability below 1e-6 happened);
-3. runs every tail cell again with 3,000,000 resamples for each of the 20 seeds, and reports the counts per
-   seed (settled cells plus tail cells) and each tail cell with its pooled tail probabilities.
+3. (:func:`deepen`) runs every tail cell again with 3,000,000 resamples for each of the 20 seeds, ten times as many while the
+   seeds' verdicts still differ (at most 30,000,000), and reports the counts per seed (settled cells plus tail
+   cells) and each tail cell with its pooled tail probabilities.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ CHUNK = 10_000
 GENERATOR_SEEDS = tuple(range(20))
 """The generator seeds of the sensitivity analysis; 0 is the registered one."""
 DEEP_RESAMPLES = 3_000_000
-"""Resamples per generator seed for the tail cells."""
+"""Resamples per generator seed for the tail cells, at first."""
+MAX_RESAMPLES = 30_000_000
+"""The most resamples per generator seed for a tail cell whose seeds still disagree."""
 SETTLED_LEVEL = 1e-6
 """A tail probability's Clopper-Pearson interval is taken at level 1 - SETTLED_LEVEL."""
 OUTPUT = Path("book/data/window_sensitivity.json")
@@ -190,14 +193,16 @@ def clopper_pearson(successes: int, trials: int, level: float = SETTLED_LEVEL) -
     return low, high
 
 
-def sensitivity(
-    grid: Mapping[str, Any],
-    seeds: Sequence[int] = GENERATOR_SEEDS,
-    screen: int = WINDOW_RESAMPLES,
-    deep: int = DEEP_RESAMPLES,
+def _tally(verdicts: Sequence[str]) -> dict[str, int]:
+    return {v: list(verdicts).count(v) for v in ("helps", "hurts", "undetermined", "neither")}
+
+
+def screen(
+    grid: Mapping[str, Any], seeds: Sequence[int] = GENERATOR_SEEDS, resamples: int = WINDOW_RESAMPLES
 ) -> dict[str, Any]:
-    """The analysis of the module docstring, per accounting: the screening counts per generator seed, the tail
-    cells with their pooled tail probabilities and intervals, and the counts per seed with ``deep`` resamples.
+    """Steps 1 and 2 of the module docstring, per accounting: the verdict counts per generator seed with
+    ``resamples`` resamples each, the tail cells (with their pooled screening probabilities) and the settled cells'
+    verdicts.
 
     Parameters
     ----------
@@ -205,63 +210,122 @@ def sensitivity(
         The grid stage's record.
     seeds : sequence of int, optional
         Generator seeds (default :data:`GENERATOR_SEEDS`).
-    screen : int, optional
-        Resamples per seed in the screening (default the registered 100,000).
-    deep : int, optional
-        Resamples per seed for the tail cells (default :data:`DEEP_RESAMPLES`).
+    resamples : int, optional
+        Resamples per seed (default the registered 100,000).
 
     Returns
     -------
     dict
-        Per accounting: ``screen`` (seed -> verdict counts), ``tail_cells`` (cell -> pooled probabilities,
-        intervals, per-seed verdicts), ``deep`` (seed -> verdict counts), ``settled`` (cell -> verdict).
+        ``q``, ``seeds``, ``screen_resamples`` and per accounting ``screen`` (seed -> verdict counts), ``settled``
+        (cell -> verdict) and ``tail_cells`` (cell -> ``screen``, the pooled tail probabilities).
     """
     cells = list(grid["cells"])
     q = ALPHA / len(cells) / 2
-    out: dict[str, Any] = {"q": q, "seeds": list(seeds), "screen_resamples": screen, "deep_resamples": deep}
+    out: dict[str, Any] = {"q": q, "seeds": list(seeds), "screen_resamples": resamples}
     for accounting in ("total", "joint"):
         screened: dict[str, dict[int, dict[str, int]]] = {}
         has_ratio: dict[str, bool] = {}
         for cell in cells:
             _, joint, lag = window_failures(grid, cell, accounting)
             has_ratio[cell] = bool(window_widths((~joint).mean(axis=1)) + window_widths((~lag).mean(axis=1)) > 0)
-            screened[cell] = {seed: tail_counts(joint, lag, screen, seed) for seed in seeds}
+            screened[cell] = {seed: tail_counts(joint, lag, resamples, seed) for seed in seeds}
             print(f"screened {accounting} {cell}", file=sys.stderr, flush=True)
         settled, tails = {}, {}
         for cell in cells:
             pooled = {key: sum(c[key] for c in screened[cell].values()) for key in ("at_most_one", "at_least_one")}
-            trials = screen * len(seeds)
+            trials = resamples * len(seeds)
             intervals = {key: clopper_pearson(value, trials) for key, value in pooled.items()}
             if has_ratio[cell] and any(low <= q <= high for low, high in intervals.values()):
                 tails[cell] = {"screen": {key: value / trials for key, value in pooled.items()}}
             else:
                 settled[cell] = verdict_from_counts({**pooled, "resamples": trials}, has_ratio[cell], len(cells))
-        deep_verdicts: dict[int, dict[str, str]] = {seed: {} for seed in seeds}
-        for cell, entry in tails.items():
-            _, joint, lag = window_failures(grid, cell, accounting)
-            found = {seed: tail_counts(joint, lag, deep, seed) for seed in seeds}
-            print(f"deep {accounting} {cell}", file=sys.stderr, flush=True)
-            pooled = {key: sum(c[key] for c in found.values()) for key in ("at_most_one", "at_least_one")}
-            trials = deep * len(seeds)
-            entry["probability"] = {key: value / trials for key, value in pooled.items()}
-            entry["interval"] = {key: list(clopper_pearson(value, trials)) for key, value in pooled.items()}
-            entry["verdicts"] = {str(seed): verdict_from_counts(c, True, len(cells)) for seed, c in found.items()}
-            for seed in seeds:
-                deep_verdicts[seed][cell] = entry["verdicts"][str(seed)]
-
-        def tally(verdicts: Sequence[str]) -> dict[str, int]:
-            return {v: list(verdicts).count(v) for v in ("helps", "hurts", "undetermined", "neither")}
-
         out[accounting] = {
             "screen": {
-                str(seed): tally([verdict_from_counts(screened[c][seed], has_ratio[c], len(cells)) for c in cells])
+                str(seed): _tally([verdict_from_counts(screened[c][seed], has_ratio[c], len(cells)) for c in cells])
                 for seed in seeds
             },
             "settled": settled,
             "tail_cells": tails,
-            "deep": {str(seed): tally([*settled.values(), *deep_verdicts[seed].values()]) for seed in seeds},
         }
     return out
+
+
+def deepen(
+    grid: Mapping[str, Any],
+    screened: Mapping[str, Any],
+    resamples: int = DEEP_RESAMPLES,
+    maximum: int = MAX_RESAMPLES,
+) -> dict[str, Any]:
+    """Step 3 of the module docstring on :func:`screen`'s result: every tail cell with ``resamples`` resamples for
+    each generator seed, ten times as many while the seeds' verdicts still differ (at most ``maximum``), and the
+    verdict counts per seed (settled cells and tail cells). A tail cell whose flags are those of one already run
+    (the same cell under the other accounting, when lag's runs agree) takes that result.
+
+    Parameters
+    ----------
+    grid : mapping
+        The grid stage's record.
+    screened : mapping
+        :func:`screen`'s result.
+    resamples : int, optional
+        Resamples per seed at first (default :data:`DEEP_RESAMPLES`).
+    maximum : int, optional
+        The most resamples per seed (default :data:`MAX_RESAMPLES`).
+
+    Returns
+    -------
+    dict
+        ``screened`` with ``deep_resamples``, ``max_resamples`` and per accounting the tail cells' ``resamples``,
+        ``probability``, ``interval`` and ``verdicts`` (seed -> verdict), and ``deep`` (seed -> verdict counts).
+    """
+    out = json.loads(json.dumps(screened))
+    out.update({"deep_resamples": resamples, "max_resamples": maximum})
+    seeds, cells = out["seeds"], len(grid["cells"])
+    done: dict[bytes, dict[str, Any]] = {}
+    for accounting in ("total", "joint"):
+        deep_verdicts: dict[int, dict[str, str]] = {seed: {} for seed in seeds}
+        for cell, entry in out[accounting]["tail_cells"].items():
+            _, joint, lag = window_failures(grid, cell, accounting)
+            key = joint.tobytes() + lag.tobytes()
+            if key not in done:
+                level = resamples
+                while True:
+                    found = {seed: tail_counts(joint, lag, level, seed) for seed in seeds}
+                    verdicts = {str(seed): verdict_from_counts(c, True, cells) for seed, c in found.items()}
+                    print(f"deep {accounting} {cell} {level}", file=sys.stderr, flush=True)
+                    if len(set(verdicts.values())) == 1 or level * 10 > maximum:
+                        break
+                    level *= 10
+                pooled = {k: sum(c[k] for c in found.values()) for k in ("at_most_one", "at_least_one")}
+                trials = level * len(seeds)
+                done[key] = {
+                    "resamples": level,
+                    "probability": {k: v / trials for k, v in pooled.items()},
+                    "interval": {k: list(clopper_pearson(v, trials)) for k, v in pooled.items()},
+                    "verdicts": verdicts,
+                }
+            entry.update(done[key])
+            for seed in seeds:
+                deep_verdicts[seed][cell] = entry["verdicts"][str(seed)]
+        settled = list(out[accounting]["settled"].values())
+        out[accounting]["deep"] = {str(seed): _tally([*settled, *deep_verdicts[seed].values()]) for seed in seeds}
+    return out
+
+
+def sensitivity(grid: Mapping[str, Any]) -> dict[str, Any]:
+    """The analysis of the module docstring: :func:`deepen` of :func:`screen` with their defaults.
+
+    Parameters
+    ----------
+    grid : mapping
+        The grid stage's record.
+
+    Returns
+    -------
+    dict
+        :func:`deepen`'s result.
+    """
+    return deepen(grid, screen(grid))
 
 
 def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
