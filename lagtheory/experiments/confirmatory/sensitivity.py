@@ -344,7 +344,7 @@ def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
         ``output``.
     """
     grid = load_stage(stage_path("grid", folder))
-    result = {"registration": grid["registration"], **sensitivity(grid)}
+    result = {"records_registration": grid["registration"], **sensitivity(grid)}
     output.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     return output
 

@@ -347,7 +347,7 @@ def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
     result = {
         "definition": "log10(base rate * mean over the predictor seeds of the step-0 sharpness / stability limit)",
         "stability_limits": dict(STABILITY_LIMITS),
-        "registration": validation["registration"],
+        "records_registration": validation["registration"],
         "score": score(rows, SCORES),
         "cells": [{key: row[key] for key in ("cell", "base_rate", *SCORES)} for row in rows],
     }
