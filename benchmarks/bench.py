@@ -32,9 +32,10 @@ from scipy.special import expit  # noqa: E402
 
 from lagtheory import BinomialCount, Data, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
 from lagtheory.exact_recognition import _recognition_trusted  # noqa: E402
+from lagtheory.memory import MEMORY_BUDGET  # noqa: E402
 from lagtheory.model import ShallowTransformer, pooled_from_counts  # noqa: E402
 from lagtheory.pooling import _log_odds_parts  # noqa: E402
-from lagtheory.population import MAX_TERMS, _length_table, _population_trusted, truncation_for  # noqa: E402
+from lagtheory.population import STRING_BYTES, _cached_table, _population_trusted, truncation_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 THETA, U = np.array([0.0, 1.2]), np.array([-1.0, 2.0])
@@ -204,10 +205,10 @@ def heavy_tail_rows() -> list[Row]:
         except ValueError:  # N beyond 1e7: the extrapolation below is then a lower bound
             N = 10**7
         strings = _strings(counts, N)
-        if strings <= MAX_TERMS:
+        if strings * STRING_BYTES <= MEMORY_BUDGET:
             before = median_time(lambda law=lengths, c=counts: _uncached(law, c, TOL), 3)
             before_text = f"{milliseconds(before)} ({strings:.1e} strings)"
-        else:  # refused (a MemoryError before): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
+        else:  # refused (beyond the memory budget): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
             small = population(THETA, U, Data(PowerLaw(4.0), counts, tol=1e-8), tail="bounded").truncation_length
             per_string = median_time(lambda c=counts: _uncached(PowerLaw(4.0), c, 1e-8), 3)
             before = strings * per_string / _strings(counts, small)
@@ -230,7 +231,7 @@ def heavy_tail_rows() -> list[Row]:
 
 def _uncached(lengths, counts, tol: float):
     """The term-by-term sum as it was before the tail expansion: the per-string table built anew."""
-    _length_table.cache_clear()
+    _cached_table.cache_clear()
     return population(THETA, U, Data(lengths, counts, tol=tol), tail="bounded")
 
 
@@ -287,26 +288,26 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
     from lagtheory.experiments.engine.cells import run_cell
-    from lagtheory.schedules import SCHEDULE_NAMES
+    from lagtheory.schedules import AVAILABLE_SCHEDULES
 
     rows = []
     for name, cell, task in engine_cells():
         run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
         start = time.perf_counter()
-        run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
+        run_cell(task, cell.training, AVAILABLE_SCHEDULES, range(seeds))
         batched = seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            run_cell(task, cell.training, SCHEDULE_NAMES, [seed])
+            run_cell(task, cell.training, AVAILABLE_SCHEDULES, [seed])
         looped = looped_seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            for schedule in SCHEDULE_NAMES:
+            for schedule in AVAILABLE_SCHEDULES:
                 run_cell(task, cell.training, [schedule], [seed])
         single = looped_seeds / (time.perf_counter() - start)
         rows.append(
             (
-                f"engine, {name} ({cell.name}), {len(SCHEDULE_NAMES)} schedules: seeds/s at S = {seeds} batched "
+                f"engine, {name} ({cell.name}), {len(AVAILABLE_SCHEDULES)} schedules: seeds/s at S = {seeds} batched "
                 "vs seeds one at a time vs schedule and seed one at a time",
                 f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
             )

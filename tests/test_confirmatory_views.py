@@ -23,6 +23,7 @@ from lagtheory.experiments.confirmatory import predictor_breakdown as B
 from lagtheory.experiments.confirmatory import sensitivity as S
 from lagtheory.experiments.confirmatory import step_size as Z
 from lagtheory.experiments.confirmatory.records import load_stage, stage_path
+from lagtheory.experiments.paths import WINDOW_SENSITIVITY
 
 ANALYSIS = json.loads(Path("book/data/confirmatory/analysis.json").read_text())
 REGISTERED = json.loads(Path("book/data/confirmatory/predictor.json").read_text())
@@ -282,7 +283,7 @@ def test_deepen_raises_the_resamples_while_the_seeds_disagree(monkeypatch):
 
 
 def test_the_stored_sensitivity_keeps_the_registered_counts_at_seed_zero():
-    stored = json.loads(S.OUTPUT.read_text())
+    stored = json.loads(WINDOW_SENSITIVITY.read_text())
     for accounting in ("total", "joint"):
         registered = [entry["verdict"] for entry in ANALYSIS["window"][accounting].values()]
         assert stored[accounting]["screen"]["0"]["helps"] == registered.count("helps")

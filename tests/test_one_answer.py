@@ -78,7 +78,7 @@ def test_the_verdict_glues_the_sentences_of_the_records():
 
 def test_the_verdicts_answer_block_is_the_sentences_in_order():
     text = (ROOT / "book" / "text" / "verdict.md").read_text()
-    block = re.search(r"```\{container\} lag-answer\n(.*?)```", text, re.S)
+    block = re.search(r"^:::\{container\} lag-answer\n(.*?)^:::$", text, re.S | re.M)
     assert block is not None, "the verdict has no lag-answer block"
     roles = re.findall(r"\{glue:text\}`answer_(\w+)`", block.group(1))
     assert roles == list(A.KEYS)

@@ -260,7 +260,25 @@ def test_raw_rest_runs_are_found():
     assert raw_rest_runs('<p><code class="xref py">population()</code> (1.3)</p>') == []
 
 
-def test_api_page_shows_no_raw_rest():
-    """The docstrings are rendered (napoleon, roles resolved), not shown as reST source."""
-    runs = raw_rest_runs((_site() / "book" / "api.html").read_text(encoding="utf-8"))
-    assert not runs, f"{len(runs)} raw reST runs on the API page, e.g. {runs[:5]}"
+def _api_pages() -> list[str]:
+    return [page for page in _pages() if page == "book/api.html" or page.startswith("book/api/")]
+
+
+SCREEN = 757
+"""Pixels of one screen in the measure of issue 34 (the one-page API reference: 240,000 px, 317 screens)."""
+MAX_API_SCREENS = 20
+
+
+@pytest.mark.parametrize("page", _api_pages())
+def test_api_page_shows_no_raw_rest_and_is_at_most_20_screens(driver, page):
+    """The docstrings are rendered (napoleon, roles resolved), not shown as reST source, and each page of
+    the API reference is at most 20 screens long at 1400 px (the reference was one page of 317)."""
+    runs = raw_rest_runs((_site() / page).read_text(encoding="utf-8"))
+    assert not runs, f"{len(runs)} raw reST runs on {page}, e.g. {runs[:5]}"
+    browser_check._load(driver, _site() / page)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    assert height <= MAX_API_SCREENS * SCREEN, f"{page} is {height} px, {height / SCREEN:.1f} screens"
+
+
+def test_the_api_reference_has_an_index_and_its_pages():
+    assert "book/api.html" in _api_pages() and len(_api_pages()) >= 10, _api_pages()

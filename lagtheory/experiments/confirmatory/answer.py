@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..paths import CONFIRMATORY_RECORDS
 from .design import regime_of
 from .predictor_breakdown import family_of
-from .records import FOLDER
 from .registration import CONFIRMATORY_LEVELS
 
 FEW = 0.1
@@ -151,7 +151,7 @@ def sentences(analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> dict
     return out
 
 
-def answer(folder: Path = FOLDER) -> dict[str, str]:
+def answer(folder: Path = CONFIRMATORY_RECORDS) -> dict[str, str]:
     """:func:`sentences` of the committed records in ``folder``.
 
     Parameters

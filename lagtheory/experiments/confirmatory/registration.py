@@ -7,7 +7,7 @@ registered constants in machine-readable form.
 line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so
 any other edit, a single character or a trailing space, changes the hash. The hash
 (:func:`registration_hash`) is the SHA-256 of the section's UTF-8 bytes, as 64 lowercase
-hex digits. It is stored in :data:`HASH_FILE` (that one line and a newline), written
+hex digits. It is stored in :data:`~lagtheory.experiments.paths.REGISTRATION_HASH` (that one line and a newline), written
 once when the registration was committed. Every confirmatory record must carry it in
 its field ``"registration"`` (:func:`check_record`), and ``tests/test_registration.py``
 fails if the page's registered section no longer hashes to the stored value: a later
@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-PAGE = Path("book/registration.md")
-HASH_FILE = Path("book/data/registration.sha256")
-"""The file holding the registered section's SHA-256."""
+from ..parameters import fill_doc
+from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE
+
 BEGIN = "<!-- registered section: begin -->"
 """The line before the registered section."""
 END = "<!-- registered section: end -->"
@@ -44,6 +44,21 @@ CONFIRMATORY_LEVELS: Mapping[str, str] = {
     "LP-FT": "attention_init/preset",
 }
 """The confirmatory cells of every task and optimiser, by the exploratory cell they repeat on fresh seeds."""
+CONFIRMATORY_TASKS: Mapping[str, tuple[str, ...]] = {
+    "languages": ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "FIRST_LEARNED"),
+    "regression": ("regression",),
+    "icl": ("linear", "softmax"),
+}
+"""The nine registered tasks, by the exploratory study whose task design (setting, budget, batch size) each
+takes: frozen, whatever tasks the exploratory studies gain later."""
+RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
+    "sgd": tuple(10.0 ** (k / 2) for k in range(-6, 5)),
+    "adam": tuple(10.0 ** (k / 2) for k in range(-8, 1)),
+}
+"""The registered step-size grid, per optimiser (SGD 1e-3..1e2, 11 rates; Adam 1e-4..1, 9 rates; half a
+decade apart): the exploratory calibration's grid when the study was registered, frozen here so that a
+later change of that grid (:data:`lagtheory.experiments.exploratory.calibration.RATE_GRIDS`) cannot move
+the registered runs."""
 WARM_FRACTIONS = (0.125, 0.25, 0.5)
 """Lag's warm-up fractions of the budget searched by best-vs-best tuning."""
 WINDOW_SHARE = 0.9
@@ -58,14 +73,14 @@ def _normalised(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+@fill_doc
 def registered_section(text: str) -> str:
     """The registered section of the page's ``text`` (module docstring), line endings normalised to LF;
     ValueError if the markers are missing, repeated, not whole lines, or out of order.
 
     Parameters
     ----------
-    text : str
-        The page's text.
+    %(text)s
 
     Returns
     -------
@@ -94,13 +109,13 @@ def registered_section(text: str) -> str:
     return "\n".join(lines[begins[0] + 1 : ends[0]]) + "\n"
 
 
+@fill_doc
 def registration_hash(text: str) -> str:
     """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section of ``text``.
 
     Parameters
     ----------
-    text : str
-        The page's text.
+    %(text)s
 
     Returns
     -------
@@ -117,7 +132,7 @@ def registration_hash(text: str) -> str:
     return hashlib.sha256(registered_section(text).encode("utf-8")).hexdigest()
 
 
-def page_hash(path: str | Path = PAGE) -> str:
+def page_hash(path: str | Path = REGISTRATION_PAGE) -> str:
     """:func:`registration_hash` of the page at ``path``.
 
     Parameters
@@ -138,13 +153,13 @@ def page_hash(path: str | Path = PAGE) -> str:
     return registration_hash(Path(path).read_text(encoding="utf-8"))
 
 
-def stored_hash(path: str | Path = HASH_FILE) -> str:
+def stored_hash(path: str | Path = REGISTRATION_HASH) -> str:
     """The registered hash as committed in ``path``.
 
     Parameters
     ----------
     path : str or pathlib.Path, optional
-        The hash file (default :data:`HASH_FILE`).
+        The hash file (default :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`).
 
     Returns
     -------

@@ -41,9 +41,11 @@ import numpy as np
 import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
+from ..parameters import fill_doc
+from ..paths import CONFIRMATORY_RECORDS, WINDOW_SENSITIVITY
 from .analysis import HALF_DECADE, WINDOW_RESAMPLES, _run_key, window_widths
 from .design import GRID_WARM_FRACTION
-from .records import FOLDER, load_stage, stage_path
+from .records import load_stage, stage_path
 from .registration import ALPHA, WINDOW_SHARE
 
 CHUNK = 10_000
@@ -56,10 +58,9 @@ MAX_RESAMPLES = 30_000_000
 """The most resamples per generator seed for a tail cell whose seeds still disagree."""
 SETTLED_LEVEL = 1e-6
 """A tail probability's Clopper-Pearson interval is taken at level 1 - SETTLED_LEVEL."""
-OUTPUT = Path("book/data/window_sensitivity.json")
-"""Where the command writes the analysis (never into ``book/data/confirmatory``)."""
 
 
+@fill_doc
 def window_failures(
     grid: Mapping[str, Any], cell: str, accounting: str
 ) -> tuple[list[float], NDArray[np.bool_], NDArray[np.bool_]]:
@@ -68,12 +69,11 @@ def window_failures(
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
     cell : str
         A cell of the record.
     accounting : str
-        "total" or "joint".
+        "total" or "joint": lag's runs under equal total or equal joint-phase steps.
 
     Returns
     -------
@@ -197,6 +197,7 @@ def _tally(verdicts: Sequence[str]) -> dict[str, int]:
     return {v: list(verdicts).count(v) for v in ("helps", "hurts", "undetermined", "neither")}
 
 
+@fill_doc
 def screen(
     grid: Mapping[str, Any], seeds: Sequence[int] = GENERATOR_SEEDS, resamples: int = WINDOW_RESAMPLES
 ) -> dict[str, Any]:
@@ -206,8 +207,7 @@ def screen(
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
     seeds : sequence of int, optional
         Generator seeds (default :data:`GENERATOR_SEEDS`).
     resamples : int, optional
@@ -250,6 +250,7 @@ def screen(
     return out
 
 
+@fill_doc
 def deepen(
     grid: Mapping[str, Any],
     screened: Mapping[str, Any],
@@ -263,8 +264,7 @@ def deepen(
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
     screened : mapping
         :func:`screen`'s result.
     resamples : int, optional
@@ -312,13 +312,13 @@ def deepen(
     return out
 
 
+@fill_doc
 def sensitivity(grid: Mapping[str, Any]) -> dict[str, Any]:
     """The analysis of the module docstring: :func:`deepen` of :func:`screen` with their defaults.
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
 
     Returns
     -------
@@ -328,15 +328,17 @@ def sensitivity(grid: Mapping[str, Any]) -> dict[str, Any]:
     return deepen(grid, screen(grid))
 
 
-def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
-    """Run :func:`sensitivity` on the committed grid record and write :data:`OUTPUT`; returns the path.
+def main(folder: Path = CONFIRMATORY_RECORDS, output: Path = WINDOW_SENSITIVITY) -> Path:
+    """Run :func:`sensitivity` on the committed grid record and write
+    :data:`~lagtheory.experiments.paths.WINDOW_SENSITIVITY` (never into ``book/data/confirmatory``); returns the
+    path.
 
     Parameters
     ----------
     folder : pathlib.Path, optional
         Where the committed confirmatory records are read (default ``book/data/confirmatory``).
     output : pathlib.Path, optional
-        The file written (default :data:`OUTPUT`).
+        The file written (default :data:`~lagtheory.experiments.paths.WINDOW_SENSITIVITY`).
 
     Returns
     -------

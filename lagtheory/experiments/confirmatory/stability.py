@@ -39,7 +39,7 @@ The command::
     python -m lagtheory.experiments.confirmatory.stability
 
 computes both margins for every validation cell from the committed validation record, scores them, and writes
-:data:`OUTPUT` (never into ``book/data/confirmatory``).
+:data:`~lagtheory.experiments.paths.PREDICTOR_SUCCESSOR` (never into ``book/data/confirmatory``).
 """
 
 from __future__ import annotations
@@ -57,9 +57,10 @@ from numpy.typing import NDArray
 from ..engine.cells import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
 from ..exploratory.records import config_from_dict
 from ..exploratory.studies import study
+from ..paths import CONFIRMATORY_RECORDS, PREDICTOR_SUCCESSOR
 from ..predictor.balance import ADAM_EPS, PREDICTOR_SEEDS
 from ..predictor.evaluation import RESAMPLES, auroc, cluster_bootstrap
-from .records import FOLDER, load_stage, stage_path
+from .records import load_stage, stage_path
 
 ADAM_BETA1 = 0.9
 """Adam's first-moment coefficient, as the engine's optimiser uses it (:class:`lagtheory.training.TorchGroupOptimiser`'s
@@ -71,8 +72,6 @@ HALF_DECADE = 0.5
 """The spacing of the calibration grid in decades."""
 SCORES = ("step_size_margin", "calibration_margin")
 """The successor's primary definition, then its coarse reading from the calibration."""
-OUTPUT = Path("book/data/predictor_successor.json")
-"""Where the command writes the successor's values and scores."""
 
 
 def step_hessians(task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS) -> dict[str, Any]:
@@ -326,7 +325,7 @@ def validation_margins(validation: Mapping[str, Any], rows: Sequence[Mapping[str
     return out
 
 
-def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
+def main(folder: Path = CONFIRMATORY_RECORDS, output: Path = PREDICTOR_SUCCESSOR) -> Path:
     """The command of the module docstring; returns the path written.
 
     Parameters
@@ -334,7 +333,7 @@ def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
     folder : pathlib.Path, optional
         Where the committed confirmatory records are read (default ``book/data/confirmatory``).
     output : pathlib.Path, optional
-        The file written (default :data:`OUTPUT`).
+        The file written (default :data:`~lagtheory.experiments.paths.PREDICTOR_SUCCESSOR`).
 
     Returns
     -------

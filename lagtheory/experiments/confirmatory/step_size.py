@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..parameters import fill_doc
 from .analysis import _run_key
 from .design import GRID_WARM_FRACTION
 
@@ -35,6 +36,7 @@ OUTCOMES = {"failure": "failed", "recognition": "recognised"}
 """The outcomes drawn and the per-seed flag each reads."""
 
 
+@fill_doc
 def paired_interval(
     joint: ArrayLike, lag: ArrayLike, resamples: int = INTERVAL_RESAMPLES, seed: int = 0
 ) -> tuple[float, float, float]:
@@ -48,8 +50,7 @@ def paired_interval(
         The flags, (regimes, seeds), the same shape, paired by position.
     resamples : int, optional
         Resamples, >= 1 (default :data:`INTERVAL_RESAMPLES`).
-    seed : int, optional
-        The generator's seed (default 0).
+    %(generator_seed)s
 
     Returns
     -------
@@ -74,6 +75,7 @@ def paired_interval(
     return float(per_seed.mean()), float(low), float(high)
 
 
+@fill_doc
 def step_size_curves(
     grid: Mapping[str, Any], best: Mapping[str, Any], task: str, optimiser: str, accounting: str = "total"
 ) -> dict[str, Any]:
@@ -81,8 +83,7 @@ def step_size_curves(
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
     best : mapping
         The best stage's record (its ``choices``).
     task : str
