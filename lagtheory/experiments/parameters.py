@@ -60,6 +60,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "schedule : str",
         "A schedule of the cell.",
     ),
+    "class_counts": (
+        "positives, negatives : int",
+        "The numbers of positive and negative cells, >= 0.",
+    ),
     "coefficients": (
         "coefficients : sequence of float",
         "The frozen baseline's three coefficients.",
@@ -135,6 +139,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "grid": (
         "grid : mapping",
         "The grid stage's record.",
+    ),
+    "generator_seed": (
+        "seed : int, optional",
+        "The generator's seed (default 0).",
     ),
     "grid_optimiser": (
         "optimiser : str",
