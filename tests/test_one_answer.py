@@ -28,7 +28,9 @@ INTRO_ROW = (
     "[the verdict](verdict.ipynb): {glue:text}`verdict.ipynb::answer_short:s` |"
 )
 """The introduction's one row about the empirical answer: the answer itself is glued from the verdict."""
-CLAIM_WORDS = re.compile(r"\b(fail\w*|helps?|helped|hurts?|hurt|cells?|seeds?|recogni\w*|fewer|less often|more often)\b", re.I)
+CLAIM_WORDS = re.compile(
+    r"\b(fail\w*|helps?|helped|hurts?|hurt|cells?|seeds?|recogni\w*|fewer|less often|more often)\b", re.I
+)
 
 
 def words(text: str) -> int:

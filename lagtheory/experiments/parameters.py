@@ -72,6 +72,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "command : str",
         "The command that writes the record, stored in it.",
     ),
+    "comparison": (
+        "comparison : Comparison",
+        "An adjusted comparison of a schedule against joint.",
+    ),
     "config": (
         "config : TrainingConfig",
         "The scales and the attention's initialisation.",
@@ -111,6 +115,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "dim_optional": (
         "dim : int, optional",
         "The input dimension D, >= 1.",
+    ),
+    "effect_digits": (
+        "digits : int, optional",
+        "Decimals of the effect and its interval.",
     ),
     "engine_seeds": (
         "seeds : sequence of int",
