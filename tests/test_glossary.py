@@ -96,9 +96,9 @@ def test_the_glossary_defines_the_words_of_issue_34():
     assert terms == {term.lower() for term in FORMS}
 
 
-# The theory chapters share two of the glossary's words in its sense; their "cells" are the notebooks'
+# The theory chapters (and the explore page) share two of the glossary's words in its sense; their "cells" are the notebooks'
 # and a "failure" there is a plain word. The claim map is a page about the book.
-THEORY = ("setting", "representation", "threshold", "failures", "three_phase", "generalisations")
+THEORY = ("setting", "representation", "threshold", "failures", "three_phase", "generalisations", "explore")
 WORDS = {chapter.stem: tuple(FORMS) for chapter in CHAPTERS} | dict.fromkeys(THEORY, ("recognition", "schedule"))
 WORDS["claim_map"] = ()
 LINKED_BY_OWNERS = {

@@ -272,7 +272,7 @@ def margin_certificate(t_low: Number, t_high: Number, max_boxes: int = 100_000) 
     worst length (:func:`worst_one_b_length`; ``k`` b's only raise p), and n* is the floor or the
     ceiling of ``t/(t - 1)``, which decreases in t. On a box of t the candidates are the integers
     from the floor of the ball of ``t/(t - 1)`` over the box to its ceiling, and
-    ``4 p(n, 1; t) - 2 > 0`` is decided for each over the whole box (:func:`one_b_weight` with a
+    ``4 p(n, 1; t) - 2 > 0`` is decided for each over the whole box (:func:`~lagtheory.certified.representation.one_b_weight` with a
     ball of t); a box with more than 4 candidates, or one not decided, is cut in two.
 
     Parameters
