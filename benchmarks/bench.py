@@ -427,6 +427,53 @@ def book_rows() -> list[Row]:
     ]
 
 
+CERTIFIED_TWINS = [
+    ("setting", "lem-strip on its whole strip, six u", "def phi_terms(", "C.strip_certificate("),
+    ("threshold", "thm-threshold (b) on t in [1.001, 200]", "brute_lengths = np.arange(", "C.margin_certificate("),
+    ("threshold", "thm-threshold (c) on r in [1.5, 256.5]", "x_grid = np.linspace(", "C.loss_bound_certificate("),
+]
+"""The certified cells that decide a statement on a whole interval (issue 33) and their float twins: (chapter,
+statement, a line of the float check's source, a line of the certified cell's source)."""
+
+
+def certified_rows() -> list[Row]:
+    """Each whole-range certified cell against the float check of the same statement: both timed as the
+    chapter runs them (a fresh kernel executes the chapter; nbclient records each cell's start and end)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    rows, timed = [], {}
+    for chapter in sorted({twin[0] for twin in CERTIFIED_TWINS}):
+        notebook = nbformat.read(ROOT / "book" / f"{chapter}.ipynb", as_version=4)
+        NotebookClient(notebook, timeout=1800, resources={"metadata": {"path": str(ROOT / "book")}}).execute()
+        timed[chapter] = notebook
+
+    def seconds(chapter: str, marker: str) -> float:
+        (cell,) = [cell for cell in timed[chapter].cells if cell.cell_type == "code" and marker in cell.source]
+        stamps = cell.metadata.execution
+        start, end = (_timestamp(stamps[key]) for key in ("iopub.execute_input", "shell.execute_reply"))
+        return end - start
+
+    for chapter, statement, float_marker, certified_marker in CERTIFIED_TWINS:
+        float_time, certified_time = seconds(chapter, float_marker), seconds(chapter, certified_marker)
+        rows.append((f"{chapter}: {statement}, float check", f"{float_time:.2f} s", "1"))
+        rows.append(
+            (
+                "same, certified cell (whole range)",
+                f"{certified_time:.2f} s",
+                f"{certified_time / float_time:.1f}x float",
+            )
+        )
+    return rows
+
+
+def _timestamp(text: str) -> float:
+    """Seconds of an ISO timestamp as nbclient writes it (2026-12-04T17:03:23.123456Z)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def table(title: str, rows: list[Row]) -> list[str]:
     """A titled Markdown table of (what, measured, ratio) rows."""
     return [
@@ -446,6 +493,7 @@ def main() -> None:
     parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     parser.add_argument("--only-transformer", action="store_true", help="only the transformer task's rows")
+    parser.add_argument("--only-certified", action="store_true", help="only the whole-range certified cells' rows")
     parser.add_argument(
         "--device", default="cpu", help="with --only-transformer: where the transformer trains (cpu or cuda)"
     )
@@ -457,6 +505,11 @@ def main() -> None:
     if args.only_engine:
         for what, value in engine_rows():
             print(f"| {what} | {value} |")
+        return
+    if args.only_certified:
+        print(f"load average {os.getloadavg()[0]:.1f} at the start")
+        for what, value, ratio in certified_rows():
+            print(f"| {what} | {value} | {ratio} |", flush=True)
         return
     if args.only_transformer:
         print(f"load average {os.getloadavg()[0]:.1f} at the start")
@@ -477,6 +530,9 @@ def main() -> None:
         "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
     )
     lines += table("Count-based against token-level evaluation", evaluation_rows())
+    lines += table(
+        "Certified on whole ranges against the float check of the same statement (issue 33)", certified_rows()
+    )
     lines += table(
         "Vectorised against looped seeds (the experiments engine, issue 9)",
         [(what, value, "") for what, value in engine_rows()],

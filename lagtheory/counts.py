@@ -22,7 +22,7 @@ tracemalloc: 24 for one b, 40 for the uniform law, 99 for the binomial): the est
 class CountDistribution(ABC):
     """kappa(k | n) on k in {1, ..., n}.
 
-    A law implements :meth:`_table` (and :meth:`strings_up_to` where it visits fewer than every k);
+    A law implements ``_table`` (and :meth:`rows` and :meth:`strings_up_to` where it has fewer than every k);
     :meth:`table` checks its memory first.
     """
 

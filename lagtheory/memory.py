@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 MEMORY_BUDGET = 2**30
-"""The default memory budget of a public call, in bytes (1 GiB): the ``memory_budget`` keyword of
-every call that estimates its memory."""
+"""The default memory budget of a public call in bytes, 1 GiB, the default of the ``memory_budget``
+keyword of every call that estimates its memory."""
 
 
 def check_memory_budget(memory_budget: Any) -> int:

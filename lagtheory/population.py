@@ -82,8 +82,8 @@ STRING_BYTES = 128
 96 to 100 bytes; the cached table keeps 24 of them): the estimate :func:`population` compares with
 its ``memory_budget`` before it allocates."""
 CACHED_TABLE_STRINGS = MEMORY_BUDGET // (16 * 24)
-"""Tables of at most this many strings are cached (16 of them, 24 bytes a string: at most
-``MEMORY_BUDGET`` in all); longer ones are built at each call."""
+"""The longest table (in strings) that is cached; 16 of them at 24 bytes a string take at most
+``MEMORY_BUDGET`` in all, and longer ones are built at each call."""
 
 
 def _tail_factors(data: Data, u: NDArray[np.float64]) -> tuple[float, float]:

@@ -770,7 +770,6 @@ def table(outcomes: list[Outcome], commit: str, command: str) -> str:
         # widths: the PDF wraps each column (without them LaTeX sets every column on one line)
         "````{table}",
         f":widths: {' '.join(map(str, TABLE_WIDTHS))}",
-        ":class: mutation-table",
         "",
         "| mutation | what it changes | first unit test that fails | chapters (first cell that fails) |",
         "| --- | --- | --- | --- |",

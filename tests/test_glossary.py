@@ -102,8 +102,6 @@ THEORY = ("setting", "representation", "threshold", "failures", "three_phase", "
 WORDS = {chapter.stem: tuple(FORMS) for chapter in CHAPTERS} | dict.fromkeys(THEORY, ("recognition", "schedule"))
 WORDS["claim_map"] = ()
 LINKED_BY_OWNERS = {
-    "verdict": "issue 31 (h31) links the glossary in the verdict chapter",
-    "confirmatory": "issue 31 (h31) links the glossary in the confirmatory chapter",
     "empirical_transformer": "issue 32 (h32) links the glossary in the transformer chapter",
 }
 

@@ -22,7 +22,6 @@ import pytest
 from lagtheory import BinomialCount, Data, Geometric, PowerLaw, UniformCount, pooled_weight, population
 from lagtheory.attention_step import attention_factor, first_marker_factor, mean_b_fraction
 from lagtheory.memory import MEMORY_BUDGET, check_memory_budget, size_text
-from lagtheory.population_gd import run_schedule
 from lagtheory.sampled import DataSampler
 from lagtheory.schedules import output_only, step_plan
 
@@ -188,6 +187,7 @@ BUDGET = 48 * 2**20
 def test_a_call_let_through_stays_within_its_budget(name, call):
     """The tightest tol the budget lets through (found by halving tol until refused) runs within
     the budget: the estimates are upper bounds."""
+    call(1e-2)  # warm-up: what a first call allocates once (imports, caches), whatever ran before
     tol, allowed = 1e-2, None
     while tol > 1e-16:
         try:
@@ -204,38 +204,57 @@ def test_a_call_let_through_stays_within_its_budget(name, call):
     assert allowed[1] <= BUDGET, (name, allowed, size_text(allowed[1]))
 
 
+PEAK = """
+import sys, tracemalloc
+import numpy as np
+from lagtheory import Data, Geometric, PowerLaw
+from lagtheory.attention_step import first_marker_factor
+from lagtheory.population_gd import run_schedule
+from lagtheory.sampled import DataSampler
+from lagtheory.schedules import output_only
+rng = np.random.default_rng(0)
+warm_up, measured = sys.argv[1], sys.argv[2]
+exec(warm_up)  # what a first call allocates once (imports, caches)
+tracemalloc.start()
+exec(measured)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+def peak_in_a_fresh_process(warm_up: str, measured: str) -> int:
+    """tracemalloc's peak of ``measured`` in a new interpreter, after ``warm_up``: no other test's threads or
+    caches in the process (in a full run they made the peak depend on what ran before)."""
+    completed = subprocess.run(
+        [sys.executable, "-c", PEAK, warm_up, measured], capture_output=True, text=True, timeout=300, check=True
+    )
+    return int(completed.stdout.split()[-1])
+
+
 def test_first_marker_factor_stays_within_its_budget():
     # its time grows like N^2, so only a short sum: N = 1355 lengths at tol 1e-8 for PowerLaw(3.5)
     budget = 64 * 1400
-    tracemalloc.start()
-    first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol=1e-8, memory_budget=budget)
-    assert tracemalloc.get_traced_memory()[1] <= budget + 20_000  # the sum's arrays, and a few kB of Python
-    tracemalloc.stop()
+    call = f"first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol={{}}, memory_budget={budget})"
+    assert peak_in_a_fresh_process(call.format(1e-2), call.format(1e-8)) <= budget
     with pytest.raises(ValueError, match=r"set by tol = 1e-08\).*tol >= "):
         first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol=1e-8, memory_budget=budget // 2)
 
 
 def test_draws_batches_and_steps_stay_within_their_budgets():
-    rng = np.random.default_rng(0)
     for size in (10**5, 10**6):
         budget = 40 * size  # DRAW_BYTES = 32 a draw, with the support of PowerLaw(2.5) at 1e-6 (49 kB)
-        tracemalloc.start()
-        PowerLaw(2.5).sample(size, rng, 1e-6, memory_budget=budget)
-        assert tracemalloc.get_traced_memory()[1] <= budget
-        tracemalloc.stop()
-    sampler = DataSampler(Data(PowerLaw(2.5), "uniform", tol=1e-4), memory_budget=8 * 2**20)
-    tracemalloc.start()
-    for _ in range(5):
-        sampler.sample(20_000, rng)
-    assert tracemalloc.get_traced_memory()[1] <= 8 * 2**20
-    tracemalloc.stop()
+        call = f"PowerLaw(2.5).sample({{}}, rng, 1e-6, memory_budget={budget})"
+        assert peak_in_a_fresh_process(call.format(10), call.format(size)) <= budget
+    budget = 8 * 2**20
+    sampler = f"sampler = DataSampler(Data(PowerLaw(2.5), 'uniform', tol=1e-4), memory_budget={budget})"
+    measured = "for _ in range(5):\n    sampler.sample(20_000, rng)"
+    assert peak_in_a_fresh_process(f"{sampler}\nsampler.sample(10, rng)", measured) <= budget
     with pytest.raises(ValueError, match="batch_size <= "):
-        sampler.sample(10**6, rng)
+        DataSampler(Data(PowerLaw(2.5), "uniform", tol=1e-4), memory_budget=budget).sample(
+            10**6, np.random.default_rng(0)
+        )
     steps = 2000
-    tracemalloc.start()
-    run_schedule(output_only(steps, 0.1), Data(Geometric(10), tol=1e-6), memory_budget=steps * 1100)
-    assert tracemalloc.get_traced_memory()[1] <= steps * 1100
-    tracemalloc.stop()
+    call = "run_schedule(output_only({}, 0.1), Data(Geometric(10), tol=1e-6), memory_budget=" + str(steps * 1100) + ")"
+    assert peak_in_a_fresh_process(call.format(2), call.format(steps)) <= steps * 1100
     with pytest.raises(ValueError, match="a run of 2e\\+03 steps"):
         step_plan([output_only(steps, 0.1)], memory_budget=1000)
 
@@ -243,6 +262,7 @@ def test_draws_batches_and_steps_stay_within_their_budgets():
 def test_pooled_weights_broadcast_within_the_budget():
     n = np.arange(1.0, 3001.0)[:, None]
     budget = 96 * n.size * 300
+    pooled_weight(n[:2], 1, np.zeros(2))  # warm-up
     tracemalloc.start()
     pooled_weight(n, 1, np.linspace(-1, 1, 300), memory_budget=budget)
     assert tracemalloc.get_traced_memory()[1] <= budget

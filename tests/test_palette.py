@@ -251,8 +251,6 @@ def takes_the_palette(source: str) -> bool:
 
 
 ADOPTED_BY_OWNERS = {
-    "verdict": "issue 31 (h31) adopts the palette in the verdict chapter",
-    "confirmatory": "issue 31 (h31) adopts the palette in the confirmatory chapter",
     "empirical_transformer": "issue 32 (h32) adopts the palette in the transformer chapter",
 }
 

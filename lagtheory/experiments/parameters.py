@@ -60,6 +60,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "schedule : str",
         "A schedule of the cell.",
     ),
+    "class_counts": (
+        "positives, negatives : int",
+        "The numbers of positive and negative cells, >= 0.",
+    ),
     "coefficients": (
         "coefficients : sequence of float",
         "The frozen baseline's three coefficients.",
@@ -67,6 +71,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "command": (
         "command : str",
         "The command that writes the record, stored in it.",
+    ),
+    "comparison": (
+        "comparison : Comparison",
+        "An adjusted comparison of a schedule against joint.",
     ),
     "config": (
         "config : TrainingConfig",
@@ -108,6 +116,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "dim : int, optional",
         "The input dimension D, >= 1.",
     ),
+    "effect_digits": (
+        "digits : int, optional",
+        "Decimals of the effect and its interval.",
+    ),
     "engine_seeds": (
         "seeds : sequence of int",
         "Distinct integers >= 0.",
@@ -135,6 +147,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "grid": (
         "grid : mapping",
         "The grid stage's record.",
+    ),
+    "generator_seed": (
+        "seed : int, optional",
+        "The generator's seed (default 0).",
     ),
     "grid_optimiser": (
         "optimiser : str",

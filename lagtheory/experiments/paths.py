@@ -36,6 +36,8 @@ PREDICTOR_TRANSFORMER = BOOK_DATA / "predictor_transformer.json"
 """The registered predictor's predictions for the standard transformer's validation cells."""
 PREDICTOR_SUCCESSOR = BOOK_DATA / "predictor_successor.json"
 """The exploratory successor predictor's margins and scores on the validation cells."""
+WINDOW_SENSITIVITY = BOOK_DATA / "window_sensitivity.json"
+"""The record of outcome (c)'s Monte Carlo error (its verdicts over generator seeds and resamples)."""
 
 
 @fill_doc

@@ -10,6 +10,11 @@
 - :mod:`~lagtheory.experiments.confirmatory.analysis`: the registered outcomes and verdicts;
 - :mod:`~lagtheory.experiments.confirmatory.predictor`: H5, the frozen predictor on the validation cells;
 - :mod:`~lagtheory.experiments.confirmatory.records`: the committed records and their re-run sample;
+- :mod:`~lagtheory.experiments.confirmatory.answer`: the book's one answer, in sentences from the records;
+- :mod:`~lagtheory.experiments.confirmatory.figures`: the verdict chapter's figures of the records;
+- :mod:`~lagtheory.experiments.confirmatory.step_size`: failure and recognition against the base rate;
+- :mod:`~lagtheory.experiments.confirmatory.predictor_breakdown`: H5 split by optimiser and task family;
+- :mod:`~lagtheory.experiments.confirmatory.sensitivity`: outcome (c)'s Monte Carlo error;
 - :mod:`~lagtheory.experiments.confirmatory.stability`: an exploratory successor to the predictor, scored on
   the validation cells.
 """

@@ -190,10 +190,8 @@ def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2)
     Parameters
     ----------
     %(record)s
-    comparison : Comparison
-        An adjusted comparison of a schedule against joint.
-    digits : int, optional
-        Decimals of the effect and its interval.
+    %(comparison)s
+    %(effect_digits)s
 
     Returns
     -------
@@ -204,18 +202,16 @@ def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2)
     return f"{verdict}: {interval}, difference {difference}, equivalence {equivalence}"
 
 
+@fill_doc
 def describe_columns(record: Mapping[str, Any], comparison: Comparison, digits: int = 2) -> tuple[str, str, str, str]:
     """The parts of :func:`describe`, one per column of a table: the verdict, the effect with its 95% interval,
     and the Holm-adjusted p-values of the difference and of equivalence.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
-    comparison : Comparison
-        An adjusted comparison of a schedule against joint.
-    digits : int, optional
-        Decimals of the effect and its interval.
+    %(record)s
+    %(comparison)s
+    %(effect_digits)s
 
     Returns
     -------
