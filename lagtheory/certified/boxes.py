@@ -22,7 +22,7 @@ Box = tuple[tuple[Fraction, Fraction], ...]
 
 @dataclass(frozen=True)
 class Cover:
-    """How :func:`cover` decided a statement on a box.
+    """How :func:`~lagtheory.certified.boxes.cover` decided a statement on a box.
 
     Attributes
     ----------

@@ -175,7 +175,7 @@ def strip_certificate(u: tuple[Number, Number], ends: Number = 60, max_boxes: in
 
     ``|Phi| <= M`` (:func:`strip_bounds`) for the four terms of :func:`strip_terms` at every z of
     the strip: the two ends ``|Re z| >= ends`` each in one ball (:func:`strip_end_terms`), and
-    ``[-ends, ends] x [-r, r]`` by bisection into rectangles (:func:`cover`),
+    ``[-ends, ends] x [-r, r]`` by bisection into rectangles (:func:`~lagtheory.certified.boxes.cover`),
     each decided for the whole rectangle. The imaginary side is written ``r eta`` with eta in
     [-1, 1] and r a ball, so the rectangles cover the strip of the exact r.
 
