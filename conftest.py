@@ -14,6 +14,11 @@ replying to kernel_info"; jupyter/jupyter_client#487): a fresh-clone CI run of t
 once. nbval's kernel start is wrapped in an exclusive lock on a file in the temporary directory,
 held until the kernel answers (it has bound its ports by then); the notebooks still run in
 parallel.
+
+The study-layer tests share one local dask cluster (:func:`dask_scheduler`): starting a cluster
+costs seconds of worker start-up (each worker imports torch and the package), more than the
+tiny studies they run. The tests of a cluster's own start (``workers=2`` without a scheduler)
+still start their own.
 """
 
 import fcntl
@@ -25,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import nbval.kernel
+import pytest
 
 for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, "1")
@@ -53,3 +59,14 @@ def start_new_kernel_in_turn(*args: Any, **kwargs: Any) -> Any:
 
 
 nbval.kernel.start_new_kernel = start_new_kernel_in_turn
+
+
+@pytest.fixture(scope="session")
+def dask_scheduler() -> Iterator[str]:
+    """The address of a local dask cluster of two single-threaded worker processes, started once per test
+    session (per pytest-xdist worker) and shared by the tests that run units on a cluster without testing
+    how a cluster is started."""
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address

@@ -32,9 +32,10 @@ from scipy.special import expit  # noqa: E402
 
 from lagtheory import BinomialCount, Data, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
 from lagtheory.exact_recognition import _recognition_trusted  # noqa: E402
+from lagtheory.memory import MEMORY_BUDGET  # noqa: E402
 from lagtheory.model import ShallowTransformer, pooled_from_counts  # noqa: E402
 from lagtheory.pooling import _log_odds_parts  # noqa: E402
-from lagtheory.population import MAX_TERMS, _length_table, _population_trusted, truncation_for  # noqa: E402
+from lagtheory.population import STRING_BYTES, _cached_table, _population_trusted, truncation_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 THETA, U = np.array([0.0, 1.2]), np.array([-1.0, 2.0])
@@ -204,10 +205,10 @@ def heavy_tail_rows() -> list[Row]:
         except ValueError:  # N beyond 1e7: the extrapolation below is then a lower bound
             N = 10**7
         strings = _strings(counts, N)
-        if strings <= MAX_TERMS:
+        if strings * STRING_BYTES <= MEMORY_BUDGET:
             before = median_time(lambda law=lengths, c=counts: _uncached(law, c, TOL), 3)
             before_text = f"{milliseconds(before)} ({strings:.1e} strings)"
-        else:  # refused (a MemoryError before): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
+        else:  # refused (beyond the memory budget): the cost per string of PowerLaw(4) at tol 1e-8, times the strings
             small = population(THETA, U, Data(PowerLaw(4.0), counts, tol=1e-8), tail="bounded").truncation_length
             per_string = median_time(lambda c=counts: _uncached(PowerLaw(4.0), c, 1e-8), 3)
             before = strings * per_string / _strings(counts, small)
@@ -230,7 +231,7 @@ def heavy_tail_rows() -> list[Row]:
 
 def _uncached(lengths, counts, tol: float):
     """The term-by-term sum as it was before the tail expansion: the per-string table built anew."""
-    _length_table.cache_clear()
+    _cached_table.cache_clear()
     return population(THETA, U, Data(lengths, counts, tol=tol), tail="bounded")
 
 
@@ -287,26 +288,26 @@ def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
     from lagtheory.experiments.engine.cells import run_cell
-    from lagtheory.schedules import SCHEDULE_NAMES
+    from lagtheory.schedules import AVAILABLE_SCHEDULES
 
     rows = []
     for name, cell, task in engine_cells():
         run_cell(task, cell.training, ["joint"], [0])  # warm-up: imports, test sets
         start = time.perf_counter()
-        run_cell(task, cell.training, SCHEDULE_NAMES, range(seeds))
+        run_cell(task, cell.training, AVAILABLE_SCHEDULES, range(seeds))
         batched = seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            run_cell(task, cell.training, SCHEDULE_NAMES, [seed])
+            run_cell(task, cell.training, AVAILABLE_SCHEDULES, [seed])
         looped = looped_seeds / (time.perf_counter() - start)
         start = time.perf_counter()
         for seed in range(looped_seeds):
-            for schedule in SCHEDULE_NAMES:
+            for schedule in AVAILABLE_SCHEDULES:
                 run_cell(task, cell.training, [schedule], [seed])
         single = looped_seeds / (time.perf_counter() - start)
         rows.append(
             (
-                f"engine, {name} ({cell.name}), {len(SCHEDULE_NAMES)} schedules: seeds/s at S = {seeds} batched "
+                f"engine, {name} ({cell.name}), {len(AVAILABLE_SCHEDULES)} schedules: seeds/s at S = {seeds} batched "
                 "vs seeds one at a time vs schedule and seed one at a time",
                 f"{batched:.2f} vs {looped:.2f} vs {single:.2f} seeds/s ({batched / looped:.1f}x, {batched / single:.1f}x)",
             )
@@ -426,6 +427,53 @@ def book_rows() -> list[Row]:
     ]
 
 
+CERTIFIED_TWINS = [
+    ("setting", "lem-strip on its whole strip, six u", "def phi_terms(", "C.strip_certificate("),
+    ("threshold", "thm-threshold (b) on t in [1.001, 200]", "brute_lengths = np.arange(", "C.margin_certificate("),
+    ("threshold", "thm-threshold (c) on r in [1.5, 256.5]", "x_grid = np.linspace(", "C.loss_bound_certificate("),
+]
+"""The certified cells that decide a statement on a whole interval (issue 33) and their float twins: (chapter,
+statement, a line of the float check's source, a line of the certified cell's source)."""
+
+
+def certified_rows() -> list[Row]:
+    """Each whole-range certified cell against the float check of the same statement: both timed as the
+    chapter runs them (a fresh kernel executes the chapter; nbclient records each cell's start and end)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    rows, timed = [], {}
+    for chapter in sorted({twin[0] for twin in CERTIFIED_TWINS}):
+        notebook = nbformat.read(ROOT / "book" / f"{chapter}.ipynb", as_version=4)
+        NotebookClient(notebook, timeout=1800, resources={"metadata": {"path": str(ROOT / "book")}}).execute()
+        timed[chapter] = notebook
+
+    def seconds(chapter: str, marker: str) -> float:
+        (cell,) = [cell for cell in timed[chapter].cells if cell.cell_type == "code" and marker in cell.source]
+        stamps = cell.metadata.execution
+        start, end = (_timestamp(stamps[key]) for key in ("iopub.execute_input", "shell.execute_reply"))
+        return end - start
+
+    for chapter, statement, float_marker, certified_marker in CERTIFIED_TWINS:
+        float_time, certified_time = seconds(chapter, float_marker), seconds(chapter, certified_marker)
+        rows.append((f"{chapter}: {statement}, float check", f"{float_time:.2f} s", "1"))
+        rows.append(
+            (
+                "same, certified cell (whole range)",
+                f"{certified_time:.2f} s",
+                f"{certified_time / float_time:.1f}x float",
+            )
+        )
+    return rows
+
+
+def _timestamp(text: str) -> float:
+    """Seconds of an ISO timestamp as nbclient writes it (2026-12-04T17:03:23.123456Z)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def table(title: str, rows: list[Row]) -> list[str]:
     """A titled Markdown table of (what, measured, ratio) rows."""
     return [
@@ -445,6 +493,7 @@ def main() -> None:
     parser.add_argument("--skip-book", action="store_true", help="skip the book builds")
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     parser.add_argument("--only-transformer", action="store_true", help="only the transformer task's rows")
+    parser.add_argument("--only-certified", action="store_true", help="only the whole-range certified cells' rows")
     parser.add_argument(
         "--device", default="cpu", help="with --only-transformer: where the transformer trains (cpu or cuda)"
     )
@@ -456,6 +505,11 @@ def main() -> None:
     if args.only_engine:
         for what, value in engine_rows():
             print(f"| {what} | {value} |")
+        return
+    if args.only_certified:
+        print(f"load average {os.getloadavg()[0]:.1f} at the start")
+        for what, value, ratio in certified_rows():
+            print(f"| {what} | {value} | {ratio} |", flush=True)
         return
     if args.only_transformer:
         print(f"load average {os.getloadavg()[0]:.1f} at the start")
@@ -476,6 +530,9 @@ def main() -> None:
         "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
     )
     lines += table("Count-based against token-level evaluation", evaluation_rows())
+    lines += table(
+        "Certified on whole ranges against the float check of the same statement (issue 33)", certified_rows()
+    )
     lines += table(
         "Vectorised against looped seeds (the experiments engine, issue 9)",
         [(what, value, "") for what, value in engine_rows()],

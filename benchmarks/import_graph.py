@@ -29,6 +29,7 @@ PACKAGE = "lagtheory"
 
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("lagtheory",)),
+    ("base", ("lagtheory.experiments.paths", "lagtheory.experiments.parameters")),
     ("engine", ("lagtheory.experiments.engine",)),
     ("statistics", ("lagtheory.experiments.statistics",)),
     ("tasks", ("lagtheory.experiments.tasks",)),

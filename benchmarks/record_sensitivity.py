@@ -23,9 +23,11 @@ import numpy as np
 import torch
 
 from lagtheory.experiments.exploratory.records import load_record, mismatches, per_seed
-from lagtheory.experiments.exploratory.studies import STUDIES, rerun
+from lagtheory.experiments.exploratory.runner import rerun
+from lagtheory.experiments.exploratory.studies import STUDIES
+from lagtheory.experiments.paths import record_path
 
-BOOK_DATA = Path(__file__).resolve().parents[1] / "book" / "data"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
@@ -37,7 +39,7 @@ def main() -> None:
     torch.set_num_threads(1)
     print(f"torch CPU capability: {torch.backends.cpu.get_cpu_capability()}")
     for name, study in STUDIES.items():
-        record = load_record(BOOK_DATA / f"summary_{name}.json")
+        record = load_record(ROOT / record_path(name))
         rng = np.random.default_rng(7)
         cells = [str(c) for c in rng.choice(list(record["cells"]), size=args.cells, replace=False)]
         seeds = sorted(int(s) for s in rng.choice(record["seeds"], size=args.seeds, replace=False))

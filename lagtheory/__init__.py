@@ -2,7 +2,35 @@
 output-layer learning*.
 
 The public names below are the ones the book documents; each module holds one
-mathematical object (see the API page of the book).
+mathematical object (see the API page of the book). The modules::
+
+    data.py               the data distribution D, one checked value
+    lengths.py            length distributions on {1, 2, ...} with tail bounds
+    counts.py             distributions of the number of b's in a positive string
+    dfa.py                deterministic finite automata
+    languages.py          the book's languages as minimal DFAs (every DFA of the package)
+    star_free.py          star-freeness certificates (Schutzenberger's theorem)
+    model.py              the shallow transformer, in torch
+    pooling.py            the pooled weight of the attention layer on b
+    per_string.py         the per-string terms of the population sums
+    population.py         the exact population loss and its gradients
+    heavy_tail.py         population sums over power-law lengths, the tail as an integral
+    count_table.py        the population loss of the torch model as a table of token counts
+    exact_recognition.py  exact recognition of CONTAINS_B at every length
+    losses.py             the logistic loss, exact in torch
+    attention_step.py     closed forms of the three-phase schedule's first steps
+    schedules.py          training schedules as sequences of phases
+    training.py           the one training loop, and its optimisers
+    population_gd.py      gradient descent on the exact population loss
+    sampled.py            the schedules by mini-batch SGD on sampled strings
+    symbolic.py           the sympy objects the chapters manipulate
+    reporting.py          how a checked number is printed
+    layout.py             how a cell's printed output is laid out
+    palette.py            the colours every figure takes
+    memory.py             the memory budget of the public calls: estimate before allocating, refuse with a named argument
+    _validation.py        argument checks that name the argument and its range
+    certified/            ball-arithmetic forms of the closed forms, one module per chapter
+    experiments/          the experiments of the empirical chapters, one subpackage per job
 """
 
 from .counts import BinomialCount, CountDistribution, OneB, UniformCount

@@ -31,6 +31,12 @@ from scipy.special import expit, gammaln
 from ._validation import as_float_array, check_positive
 from .data import Data, check_data
 from .lengths import LengthDistribution
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
+from .population import require_sum_memory
+
+FIRST_LENGTH_BYTES = 64
+"""Bytes per length of :func:`first_marker_factor`'s largest sum (about 8 float64 arrays of that
+length): the estimate compared with its ``memory_budget``."""
 
 _BLOCK = 1 << 22  # entries of one block of the (output layers x table rows) matrix
 
@@ -43,13 +49,25 @@ def _checked_lengths(lengths: LengthDistribution) -> LengthDistribution:
     return lengths
 
 
-def _positives_at_t0(data: Data, N: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """(n, k / n, pi(n) kappa(k | n)) over every positive (n, k) with n <= N."""
-    n, k, kappa = data.positives.table(np.arange(1, N + 1, dtype=np.int64))
+def _positives_at_t0(
+    data: Data, factors: tuple[float, float], memory_budget: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """(n, k / n, pi(n) kappa(k | n)) over every positive (n, k) with n <= N, N the smallest length
+    with ``factors[0] P(n > N) <= tol`` and ``factors[1] E[log n; n > N] <= tol``; refused
+    before anything is allocated when the sum would need more than ``memory_budget``."""
+    memory_budget = check_memory_budget(memory_budget)
+    mass_tol = data.tol / factors[0] if factors[0] else 1.0  # P(n > N) <= 1 always holds
+    log_tol = data.tol / factors[1] if factors[1] else math.inf
+    try:
+        N = data.lengths.truncation_length(mass_tol, log_tol)
+    except ValueError:
+        N = None
+    require_sum_memory(data, N, factors, memory_budget)
+    n, k, kappa = data.positives._table(np.arange(1, N + 1, dtype=np.int64))
     return n, k / n, data.lengths.pmf(n) * kappa
 
 
-def mean_b_fraction(data: Data) -> float:
+def mean_b_fraction(data: Data, *, memory_budget: int = MEMORY_BUDGET) -> float:
     """M = E_+[k / n], the mean fraction of b's in a positive (:eq:`eq-phase1`).
 
     Parameters
@@ -57,6 +75,9 @@ def mean_b_fraction(data: Data) -> float:
     data : Data
         The data distribution (:class:`lagtheory.data.Data`); its ``tol`` bounds the truncation
         error (k / n <= 1, so the neglected part is at most P(n > N)).
+    memory_budget : int, optional
+        The most bytes the sum may take (:data:`lagtheory.memory.MEMORY_BUDGET` by default); a sum
+        that would need more is refused before anything is allocated, naming ``tol``. Keyword only.
 
     Returns
     -------
@@ -73,11 +94,11 @@ def mean_b_fraction(data: Data) -> float:
     True
     """
     data = check_data(data)
-    _, ratio, weight = _positives_at_t0(data, data.lengths.truncation_length(data.tol, math.inf))
+    _, ratio, weight = _positives_at_t0(data, (1.0, 0.0), memory_budget)
     return float(weight @ ratio)
 
 
-def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
+def phase_one_output(eta1: float, data: Data, *, memory_budget: int = MEMORY_BUDGET) -> NDArray[np.float64]:
     """u^(1) = -eta1 grad_u L(theta = 0, u = 0), :eq:`eq-phase1`.
 
     At u = 0 every output is 0 and sigma(0) = 1/2, so by :eq:`eq-grad-u` with the prior
@@ -91,6 +112,8 @@ def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
         The step size, > 0.
     data : Data
         The data distribution; each component errs by at most eta1 ``data.tol`` / 2.
+    memory_budget : int, optional
+        As in :func:`mean_b_fraction`. Keyword only.
 
     Returns
     -------
@@ -98,12 +121,12 @@ def phase_one_output(eta1: float, data: Data) -> NDArray[np.float64]:
         u^(1), ordered (a, b).
     """
     eta1 = check_positive(eta1, "eta1")
-    m = mean_b_fraction(data)
+    m = mean_b_fraction(data, memory_budget=memory_budget)
     prior = data.prior
     return -eta1 * np.array([0.5 - prior + prior * m / 2, -prior * m / 2])
 
 
-def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
+def attention_factor(u: ArrayLike, data: Data, *, memory_budget: int = MEMORY_BUDGET) -> float | NDArray[np.float64]:
     """G(u) = E_+[sigma(-f) log(n) p (1 - p)] at t = 0, where p = k / n and f = u_a + w k / n
     (:eq:`eq-phase2`, :prf:ref:`thm-one-step`): dL/dt = -prior (u_b - u_a) G(u) at t = 0.
 
@@ -117,6 +140,8 @@ def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
         One output layer (u_a, u_b), or an array of shape (M, 2) of them.
     data : Data
         The data distribution (its prior does not enter G).
+    memory_budget : int, optional
+        As in :func:`mean_b_fraction`. Keyword only.
 
     Returns
     -------
@@ -128,7 +153,7 @@ def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
     if u_arr.shape[-1:] != (2,) or u_arr.ndim > 2:
         raise ValueError(f"u must have shape (2,) or (M, 2), ordered (a, b), got shape {u_arr.shape}")
     # P(n > N) <= 1 always holds: only the log-moment condition decides N here
-    n, ratio, weight = _positives_at_t0(data, data.lengths.truncation_length(1.0, 4.0 * data.tol))
+    n, ratio, weight = _positives_at_t0(data, (0.0, 0.25), memory_budget)
     spread = weight * np.log(n) * ratio * (1 - ratio)
     mixed = spread > 0  # n = 1 and k = n contribute 0
     ratio, spread = ratio[mixed], spread[mixed]
@@ -142,7 +167,9 @@ def attention_factor(u: ArrayLike, data: Data) -> float | NDArray[np.float64]:
     return float(values[0]) if u_arr.ndim == 1 else values
 
 
-def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float = 1e-12) -> float:
+def first_marker_factor(
+    u: ArrayLike, lengths: LengthDistribution, *, tol: float = 1e-12, memory_budget: int = MEMORY_BUDGET
+) -> float:
     """G_F of :prf:ref:`prop-first` (c): dL/ds = -(w / 2) G_F for the language FIRST with
     a position-1 score s, at theta = 0, s = 0 and the output layer ``u`` (balanced classes)::
 
@@ -164,6 +191,10 @@ def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float
         The length law.
     tol : float, optional
         The bound on the truncation error, > 0. Keyword only.
+    memory_budget : int, optional
+        The most bytes the largest sum may take, ``FIRST_LENGTH_BYTES`` per length
+        (:data:`lagtheory.memory.MEMORY_BUDGET` by default); refused before anything is allocated,
+        naming ``tol``. Keyword only.
 
     Returns
     -------
@@ -177,6 +208,14 @@ def first_marker_factor(u: ArrayLike, lengths: LengthDistribution, *, tol: float
         raise ValueError(f"u must be a vector of length 2 ordered (a, b), got shape {u_arr.shape}")
     c, w = float(u_arr[0]), float(u_arr[1] - u_arr[0])
     N = lengths.truncation_length(1.0, 4.0 * tol)  # P(n > N) <= 1 always: only the log condition binds
+    memory_budget = check_memory_budget(memory_budget)
+    fitting = max(lengths.min_truncation, memory_budget // FIRST_LENGTH_BYTES)
+    require_memory(
+        N * FIRST_LENGTH_BYTES,
+        memory_budget,
+        f"first_marker_factor's sum over j at the length N = {N} (set by tol = {tol:g})",
+        f"tol >= {lengths.tail_log_moment_bound(fitting) / 4:.2g}",
+    )
     total = 0.0
     for n in range(2, N + 1):
         j = np.arange(n, dtype=np.float64)

@@ -12,14 +12,63 @@ from numpy.typing import NDArray
 from scipy.stats import binom
 
 from ._validation import check_probability
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
+
+TABLE_BYTES = 128
+"""Bytes per row (n, k) of :meth:`CountDistribution.table` at its peak, an upper bound (measured with
+tracemalloc: 24 for one b, 40 for the uniform law, 99 for the binomial): the estimate compared with ``memory_budget``."""
 
 
 class CountDistribution(ABC):
-    """kappa(k | n) on k in {1, ..., n}."""
+    """kappa(k | n) on k in {1, ..., n}.
+
+    A law implements ``_table`` (and :meth:`rows` and :meth:`strings_up_to` where it has fewer than every k);
+    :meth:`table` checks its memory first.
+    """
+
+    def table(
+        self, lengths: NDArray[np.int64], *, memory_budget: int = MEMORY_BUDGET
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Flat arrays (n, k, kappa(k | n)) over every length in ``lengths`` and every k it allows.
+
+        Parameters
+        ----------
+        lengths : ndarray
+            int64 lengths, >= 1.
+        memory_budget : int, optional
+            The most bytes the table may take, ``TABLE_BYTES`` per row
+            (:data:`lagtheory.memory.MEMORY_BUDGET` by default). Keyword only.
+
+        Returns
+        -------
+        n, k, kappa : ndarray
+            float64, one entry per string (n, k).
+
+        Raises
+        ------
+        ValueError
+            Before anything is allocated, when the rows would need more than ``memory_budget``,
+            naming ``lengths`` and the number of rows that fit.
+        """
+        lengths = np.asarray(lengths, dtype=np.int64)
+        rows = self.rows(lengths)
+        memory_budget = check_memory_budget(memory_budget)
+        require_memory(
+            rows * TABLE_BYTES,
+            memory_budget,
+            f"the table of {self!r} over {lengths.size} lengths (the largest {lengths.max(initial=0)}) with {rows:.3g} rows",
+            f"lengths with at most {memory_budget // TABLE_BYTES:.3g} rows in all (one per string (n, k))",
+        )
+        return self._table(lengths)
 
     @abstractmethod
-    def table(self, lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """Flat arrays (n, k, kappa(k | n)) over every length in ``lengths`` and every k it allows.
+    def _table(
+        self, lengths: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`table` without its memory check: the rows (n, k, kappa(k | n))."""
+
+    def rows(self, lengths: NDArray[np.int64]) -> int:
+        """The number of rows of :meth:`table` over ``lengths``.
 
         Parameters
         ----------
@@ -28,9 +77,10 @@ class CountDistribution(ABC):
 
         Returns
         -------
-        n, k, kappa : ndarray
-            float64, one entry per string (n, k).
+        int
+            Here every 1 <= k <= n: the sum of the lengths.
         """
+        return int(np.sum(lengths, dtype=np.float64))
 
     def strings_up_to(self, N: int) -> int:
         """The number of positives (n, k) with n <= N that a population sum visits.
@@ -53,9 +103,24 @@ class CountDistribution(ABC):
 class OneB(CountDistribution):
     """The base case: exactly one b, kappa(1 | n) = 1."""
 
-    def table(self, lengths):
+    def _table(self, lengths):
         n = lengths.astype(np.float64)
         return n, np.ones_like(n), np.ones_like(n)
+
+    def rows(self, lengths: NDArray[np.int64]) -> int:
+        """One row (n, 1) per length.
+
+        Parameters
+        ----------
+        lengths : ndarray
+            int64 lengths, >= 1.
+
+        Returns
+        -------
+        int
+            The number of lengths.
+        """
+        return int(np.size(lengths))
 
     def strings_up_to(self, N: int) -> int:
         """N: one string (n, 1) per length.
@@ -84,7 +149,7 @@ def _all_counts(lengths: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArra
 class UniformCount(CountDistribution):
     """k uniform on {1, ..., n}: kappa(k | n) = 1 / n."""
 
-    def table(self, lengths):
+    def _table(self, lengths):
         n, k = _all_counts(lengths)
         return n, k, 1.0 / n
 
@@ -106,7 +171,7 @@ class BinomialCount(CountDistribution):
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", check_probability(self.q, "q"))
 
-    def table(self, lengths):
+    def _table(self, lengths):
         n, k = _all_counts(lengths)
         log_no_b = n * np.log1p(-self.q)
         weight = np.exp(binom.logpmf(k, n, self.q) - np.log(-np.expm1(log_no_b)))

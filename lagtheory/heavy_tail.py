@@ -24,9 +24,9 @@ is at most the tolerance, and returns the tail and that bound.
 What depends on the count law (the surrogate m~, its sizes A or J, the inner bound, the
 disks of the outer bound) is one :class:`CountTail` per law, found by :func:`count_tail`
 (a ``functools.singledispatch`` function: a new count law registers its own pieces, and a
-law without pieces has no expansion). A plan that would evaluate more than
-``MAX_EVALUATIONS`` per-string terms (a narrow strip, ``|u_b - u_a|`` large) is refused with
-:class:`ExpansionTooCostly` before anything is allocated.
+law without pieces has no expansion). A plan whose per-string evaluations would need more than
+the call's ``memory_budget`` (``EVALUATION_BYTES`` each; a narrow strip, ``|u_b - u_a|`` large)
+is refused with :class:`ExpansionTooCostly` before anything is allocated.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from .counts import BinomialCount, CountDistribution, OneB, UniformCount
 from .lengths import PowerLaw
+from .memory import MEMORY_BUDGET, check_memory_budget, size_text
 from .per_string import per_string_terms, softplus
 
 GL_NODES = 8
@@ -55,13 +56,13 @@ TAYLOR_CANDIDATES = tuple(range(4, 41, 2))  # J (even), binomial counts
 CIRCLE_POINTS = 64  # samples on the circle that gives the Taylor coefficients (aliasing 2^-64)
 BULK_CUTOFF = 36.0  # the bulk integral of the uniform count runs over |zeta| <= 36
 MAX_LOG_LENGTH = 700.0  # the integral runs to x = e^V, V <= 700 (beyond, e^V overflows)
-# per-string evaluations of one expansion; each holds about 30 float64 intermediates, so this
-# bounds the memory of a call by about 1 GB
-MAX_EVALUATIONS = 4_000_000
+EVALUATION_BYTES = 256
+"""Bytes per per-string evaluation of an expansion (about 30 float64 intermediates each), the
+estimate :func:`tail_expansion` compares with its ``memory_budget``."""
 
 
 class ExpansionTooCostly(ValueError):
-    """The cheapest plan that meets the budget would evaluate more than MAX_EVALUATIONS terms."""
+    """The cheapest plan that meets the budget would need more than the call's memory budget."""
 
 
 def strip_half_width(w: float) -> float:
@@ -541,9 +542,21 @@ def _outer_bound(problem: _Problem, N0: int, rho1: float, phi: float, K: float) 
     return results[0], results[1]
 
 
-def _plan_outer_integral(problem: _Problem, N0: int, rho1: float, phi: float, K: float, budget: float):
+class _TooManyPanels(Exception):
+    """A plan of the outer integral would need more panels than the memory budget allows."""
+
+    def __init__(self, panels: int) -> None:
+        super().__init__(panels)
+        self.panels = panels
+
+
+def _plan_outer_integral(
+    problem: _Problem, N0: int, rho1: float, phi: float, K: float, budget: float, max_panels: float = math.inf
+):
     """Panels in v = log x from log(N0 + 1/2) to V, V where the rest of the integral is below
-    budget / 4; returns (edges, truncation bounds (plain, log), panel errors (plain, log))."""
+    budget / 4; returns (edges, truncation bounds (plain, log), panel errors (plain, log)), or None
+    when no plan fits the budget; raises :class:`_TooManyPanels` (before building them) when the
+    panels would exceed ``max_panels``."""
     s, zeta_s = problem.lengths.exponent, problem.lengths.normaliser
     v0 = math.log(N0 + 0.5)
     log_offset = 0.0 if problem.log_scaled else None
@@ -559,6 +572,8 @@ def _plan_outer_integral(problem: _Problem, N0: int, rho1: float, phi: float, K:
     radius = math.log1p(rho1)  # v-disks of this radius map into D(x, rho1 x)
     for halving in range(8):  # panels as wide as the budget allows (at most the radius)
         panels = math.ceil((V - v0) / (radius * 2 ** (-halving / 2)))
+        if panels > max_panels:  # more halving only adds panels
+            raise _TooManyPanels(panels)
         edges = np.linspace(v0, V, panels + 1)
         width = edges[1] - edges[0]
         # |e^v' f(e^v')| <= (1 + rho1) e^v Fbar(e^v) for v' within radius of v; bounded on a panel
@@ -585,6 +600,8 @@ def tail_expansion(
     budget_plain: float,
     budget_log: float,
     max_terms: float = math.inf,
+    *,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> TailExpansion | None:
     """The expectations over positives of length > N0 (:prf:ref:`thm-tail-expansion`) with a proven error bound.
 
@@ -607,6 +624,9 @@ def tail_expansion(
         The same for the d/dt term, its s(n) included.
     max_terms : float, optional
         The exact part (lengths up to N0) must visit fewer strings than this.
+    memory_budget : int, optional
+        The most bytes the evaluations may take, ``EVALUATION_BYTES`` each
+        (:data:`lagtheory.memory.MEMORY_BUDGET` by default). Keyword only.
 
     Returns
     -------
@@ -617,44 +637,101 @@ def tail_expansion(
     Raises
     ------
     ExpansionTooCostly
-        When the expansions that meet the budgets would evaluate more than ``MAX_EVALUATIONS``
-        per-string terms.
+        Before anything is allocated, when the expansions that meet the budgets would need more
+        than ``memory_budget``.
     """
+    memory_budget = check_memory_budget(memory_budget)
+    problem = _problem(lengths, counts, t, u_a, u_b, log_scaled)
+    if problem is None:
+        return None
+    too_costly = None
+    for N0, size, edges, bounds, evaluations in _plans(problem, budget_plain, budget_log, max_terms, memory_budget):
+        if evaluations * EVALUATION_BYTES > memory_budget:
+            too_costly = evaluations if too_costly is None else min(too_costly, evaluations)
+            continue
+        tail, numerical = _evaluate(problem, N0, size, edges)
+        plain = bounds[0] + numerical[0]
+        logged = bounds[1] + numerical[1]
+        if plain <= budget_plain and logged <= budget_log:
+            bound = problem.M * np.array([plain, plain, plain, logged])
+            return TailExpansion(exact_length=N0, tail=tail, bound=bound)
+    if too_costly is not None:
+        raise ExpansionTooCostly(
+            f"the expansions that meet tol would evaluate at least {too_costly:.2g} per-string terms, about "
+            f"{size_text(too_costly * EVALUATION_BYTES)}, more than memory_budget = {size_text(memory_budget)}: "
+            f"|u_b - u_a| = {abs(u_b - u_a):.4g} narrows the strip of lem-strip to r = {problem.r:.3g}; use a u with "
+            "smaller |u_b - u_a|, a larger tol, or tail='bounded'"
+        )
+    return None
+
+
+def plan_fits(
+    lengths: PowerLaw,
+    counts: CountDistribution,
+    t: float,
+    u_a: float,
+    u_b: float,
+    log_scaled: bool,
+    budget_plain: float,
+    budget_log: float,
+    memory_budget: int = MEMORY_BUDGET,
+) -> bool:
+    """Whether :func:`tail_expansion` has a plan whose proven bounds, before the rounding inside
+    the surrogate, meet the budgets within ``memory_budget``: nothing is evaluated.
+
+    Parameters
+    ----------
+    lengths, counts, t, u_a, u_b, log_scaled, budget_plain, budget_log, memory_budget
+        As in :func:`tail_expansion`.
+
+    Returns
+    -------
+    bool
+        True when such a plan exists (the expansion then fails only if the rounding inside the
+        surrogate does not fit what the plan leaves).
+    """
+    problem = _problem(lengths, counts, t, u_a, u_b, log_scaled)
+    return problem is not None and any(
+        evaluations * EVALUATION_BYTES <= memory_budget
+        for *_, evaluations in _plans(problem, budget_plain, budget_log, math.inf, memory_budget)
+    )
+
+
+def _problem(
+    lengths: PowerLaw, counts: CountDistribution, t: float, u_a: float, u_b: float, log_scaled: bool
+) -> _Problem | None:
+    """The problem of an expansion; None for a count law without pieces (:func:`count_tail`)."""
     pieces = count_tail(counts)
     if pieces is None:
         return None
-    w = u_b - u_a
-    problem = _Problem(lengths, counts, pieces, u_a, u_b, t, log_scaled, strip_half_width(w), string_bounds(u_a, u_b))
-    too_costly = None
+    r = strip_half_width(u_b - u_a)
+    return _Problem(lengths, counts, pieces, u_a, u_b, t, log_scaled, r, string_bounds(u_a, u_b))
+
+
+def _plans(problem: _Problem, budget_plain: float, budget_log: float, max_terms: float, memory_budget: int):
+    """The plans whose proven bounds fit the budgets, cheapest N0 first: (N0, size, panel edges,
+    (plain, log) bound before the rounding inside the surrogate, per-string evaluations). Plans
+    whose nodes alone (``GL_NODES`` a panel) would exceed ``memory_budget`` are not built: they come
+    with edges and bounds None and the number of nodes as their evaluations."""
+    max_panels = memory_budget // (GL_NODES * EVALUATION_BYTES)
     for N0 in EXACT_CANDIDATES:
-        if counts.strings_up_to(N0) >= max_terms:
-            break
+        if problem.counts.strings_up_to(N0) >= max_terms:
+            return
         for size, rho1, phi, K, inner in _sizes(problem, N0, budget_plain, budget_log):
             outer = _outer_bound(problem, N0, rho1, phi, K)
             remaining = min(budget_plain - inner[0] - outer[0], budget_log - inner[1] - outer[1])
             if remaining <= 0:
                 continue
-            integral_plan = _plan_outer_integral(problem, N0, rho1, phi, K, remaining)
+            try:
+                integral_plan = _plan_outer_integral(problem, N0, rho1, phi, K, remaining, max_panels)
+            except _TooManyPanels as too_many:  # beyond the budget: report the nodes alone, build nothing
+                yield N0, size, None, None, too_many.panels * GL_NODES
+                continue
             if integral_plan is None:
                 continue
             edges, truncation, quadrature = integral_plan
-            evaluations = pieces.evaluations(_nodes(N0, edges)[0], problem, size)
-            if evaluations > MAX_EVALUATIONS:
-                too_costly = evaluations if too_costly is None else min(too_costly, evaluations)
-                continue
-            tail, numerical = _evaluate(problem, N0, size, edges)
-            plain = inner[0] + outer[0] + truncation[0] + quadrature[0] + numerical[0]
-            logged = inner[1] + outer[1] + truncation[1] + quadrature[1] + numerical[1]
-            if plain <= budget_plain and logged <= budget_log:
-                bound = problem.M * np.array([plain, plain, plain, logged])
-                return TailExpansion(exact_length=N0, tail=tail, bound=bound)
-    if too_costly is not None:
-        raise ExpansionTooCostly(
-            f"the expansions that meet tol would evaluate at least {too_costly:.2g} per-string terms, more than "
-            f"MAX_EVALUATIONS = {MAX_EVALUATIONS:.0e} (about 1 GB): |u_b - u_a| = {abs(w):.4g} narrows the strip "
-            f"of lem-strip to r = {problem.r:.3g}; use a u with smaller |u_b - u_a|, a larger tol, or tail='bounded'"
-        )
-    return None
+            bounds = tuple(inner[i] + outer[i] + truncation[i] + quadrature[i] for i in (0, 1))
+            yield N0, size, edges, bounds, problem.pieces.evaluations(_nodes(N0, edges)[0], problem, size)
 
 
 def _sizes(problem: _Problem, N0: int, budget_plain: float, budget_log: float):

@@ -1,7 +1,9 @@
-"""The regular languages the book uses, as minimal DFAs over Sigma = {a, b} (:prf:ref:`def-language`).
+"""The regular languages the book uses, as minimal DFAs (:prf:ref:`def-language`): the one home of every
+DFA of the package, the theory's and the experiments'.
 
 Every constant below is the minimal DFA of its language, with states listed
-in breadth-first order from the start state (so ``L.minimise() == L``).
+in breadth-first order from the start state (so ``L.minimise() == L``); all
+are over Sigma = {a, b} except CONTAINS_B_NOT_C.
 
 Star-free (aperiodic syntactic monoid)::
 
@@ -23,6 +25,13 @@ Not star-free (controls; their syntactic monoids contain the group Z2)::
     PARITY         strings with an even number of b's (the empty string included).
     AA_STAR        (aa)* over {a, b}: any b rejects; the empty string included.
 
+Languages of the experiments only (star-free; :data:`EXPERIMENT_LANGUAGES`)::
+
+    CONTAINS_B_NOT_C  words over {a, ..., h} that contain b and no c; the six
+                      letters a, d, ..., h are distractors (the language study).
+    LAST_B            Sigma* b: the last letter is b (the transformer study).
+    TWO_B             Sigma* b Sigma* b Sigma*: at least two b's (the transformer study).
+
 Labels follow :prf:ref:`def-data`: y = +1 for a word in the language and
 y = -1 otherwise (:func:`label`).
 """
@@ -40,10 +49,14 @@ __all__ = [
     "A_STAR_B_STAR",
     "CONTAINS_AB",
     "CONTAINS_B",
+    "CONTAINS_B_NOT_C",
     "EVEN_PAIRS",
+    "EXPERIMENT_LANGUAGES",
     "FIRST",
     "LANGUAGES",
+    "LAST_B",
     "PARITY",
+    "TWO_B",
     "label",
 ]
 
@@ -112,7 +125,34 @@ LANGUAGES: Mapping[str, DFA] = MappingProxyType(
         "AA_STAR": AA_STAR,
     }
 )
-"""Read-only registry name -> DFA of the languages above, star-free ones first."""
+"""Read-only registry name -> DFA of the theory's languages above (over {a, b}), star-free ones first."""
+
+EIGHT_LETTERS = tuple("abcdefgh")
+"""The alphabet of CONTAINS_B_NOT_C."""
+
+CONTAINS_B_NOT_C = DFA(
+    states=("none", "seen_b", "seen_c"),
+    alphabet=EIGHT_LETTERS,
+    transitions={
+        (state, letter): "seen_c" if state == "seen_c" or letter == "c" else "seen_b" if letter == "b" else state
+        for state in ("none", "seen_b", "seen_c")
+        for letter in EIGHT_LETTERS
+    },
+    start="none",
+    accepting={"seen_b"},
+)
+"""Words over {a, ..., h} that contain b and no c; the six letters a, d, ..., h are distractors."""
+
+LAST_B = _dfa({"last_a": ("last_a", "last_b"), "last_b": ("last_a", "last_b")}, {"last_b"})
+"""Sigma* b; the words whose last letter is b."""
+
+TWO_B = _dfa({"none": ("none", "one"), "one": ("one", "two"), "two": ("two", "two")}, {"two"})
+"""Sigma* b Sigma* b Sigma*; the words with at least two b's."""
+
+EXPERIMENT_LANGUAGES: Mapping[str, DFA] = MappingProxyType(
+    {"CONTAINS_B_NOT_C": CONTAINS_B_NOT_C, "LAST_B": LAST_B, "TWO_B": TWO_B}
+)
+"""Read-only registry name -> DFA of the languages only the experiments use (all star-free)."""
 
 
 def label(dfa: DFA, word: Word) -> int:

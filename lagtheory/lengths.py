@@ -25,7 +25,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import zeta
 
-from ._validation import as_float_array, check_lengths, check_positive
+from ._validation import as_float_array, check_integer, check_lengths, check_positive
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
+
+DRAW_BYTES = 32
+"""Bytes per draw of :meth:`LengthDistribution.sample` (four int64 or float64 arrays of the sample's
+size), an upper bound of its peak: the estimate compared with ``memory_budget``."""
+SUPPORT_BYTES = 48
+"""Bytes per length of the support of an inverse-CDF draw (the lengths, their pmf and its cumulative
+sums), an upper bound of the peak while it is built."""
 
 _last_truncation: dict[LengthDistribution, int] = {}
 
@@ -151,7 +159,9 @@ class LengthDistribution(ABC):
         """
         return self.truncation_length(tol, math.inf)
 
-    def sample(self, size: int, rng: np.random.Generator, tol: float) -> NDArray[np.int64]:
+    def sample(
+        self, size: int, rng: np.random.Generator, tol: float, *, memory_budget: int = MEMORY_BUDGET
+    ) -> NDArray[np.int64]:
         """``size`` lengths drawn from ``rng`` with one uniform each.
 
         By inverse CDF of pi restricted to {1, ..., N}, N = :meth:`sample_support` (``tol``):
@@ -160,19 +170,30 @@ class LengthDistribution(ABC):
         Parameters
         ----------
         size : int
-            How many lengths.
+            How many lengths, >= 0.
         rng : numpy.random.Generator
             The source of randomness.
         tol : float
             The mass the draws may leave out, > 0.
+        memory_budget : int, optional
+            The most bytes the draws may take, ``DRAW_BYTES`` a draw and ``SUPPORT_BYTES`` a length
+            of the support (:data:`lagtheory.memory.MEMORY_BUDGET` by default). Keyword only.
 
         Returns
         -------
         ndarray
             int64 lengths.
+
+        Raises
+        ------
+        ValueError
+            Before anything is allocated, when the draws would need more than ``memory_budget``,
+            naming ``size``.
         """
+        support = self.sample_support(tol)
+        _require_draw_memory(size, support, memory_budget)
         uniform = rng.random(size)
-        cdf = _support_cdf(self, self.sample_support(tol))
+        cdf = _support_cdf(self, support)
         return 1 + np.searchsorted(cdf, uniform * cdf[-1], side="right").astype(np.int64)
 
     def _smallest_truncation(self, small_enough, max_length: int) -> int:
@@ -197,7 +218,20 @@ class LengthDistribution(ABC):
         return high
 
 
-@lru_cache(maxsize=16)
+def _require_draw_memory(size: int, support: int | None, memory_budget: int) -> None:
+    """Refuse ``size`` draws (by inverse CDF on 1..``support``; None: exact draws) beyond the budget."""
+    size = check_integer(size, "size", minimum=0)
+    memory_budget = check_memory_budget(memory_budget)
+    table = 0 if support is None else support * SUPPORT_BYTES
+    require_memory(
+        size * DRAW_BYTES + table,
+        memory_budget,
+        f"{size:.3g} draws of lengths" + ("" if support is None else f" from a support of {support} lengths"),
+        f"size <= {max(0, memory_budget - table) // DRAW_BYTES:.3g}",
+    )
+
+
+@lru_cache(maxsize=4)
 def _support_cdf(law: LengthDistribution, N: int) -> NDArray[np.float64]:
     """The cumulative sums of pi(1), ..., pi(N), read-only (cached: a run samples at every step)."""
     cdf = np.cumsum(law.pmf(np.arange(1, N + 1)))
@@ -273,24 +307,36 @@ class Geometric(LengthDistribution):
         """
         return None
 
-    def sample(self, size: int, rng: np.random.Generator, tol: float) -> NDArray[np.int64]:
+    def sample(
+        self, size: int, rng: np.random.Generator, tol: float, *, memory_budget: int = MEMORY_BUDGET
+    ) -> NDArray[np.int64]:
         """``size`` lengths drawn exactly from ``rng`` by inverse CDF, one uniform each:
         n = 1 + floor(log(V) / log(1 - q)), V uniform on (0, 1], since P(n > N) = (1 - q)^N.
 
         Parameters
         ----------
         size : int
-            How many lengths.
+            How many lengths, >= 0.
         rng : numpy.random.Generator
             The source of randomness.
         tol : float
             Not used (the draws are exact).
+        memory_budget : int, optional
+            The most bytes the draws may take, ``DRAW_BYTES`` a draw
+            (:data:`lagtheory.memory.MEMORY_BUDGET` by default). Keyword only.
 
         Returns
         -------
         ndarray
             int64 lengths.
+
+        Raises
+        ------
+        ValueError
+            Before anything is allocated, when the draws would need more than ``memory_budget``,
+            naming ``size``.
         """
+        _require_draw_memory(size, None, memory_budget)
         uniform = rng.random(size)
         q = self.success
         return 1 + np.floor(np.log1p(-uniform) / math.log1p(-q)).astype(np.int64)

@@ -35,6 +35,11 @@ import math
 import torch
 
 from ._validation import check_integer, check_positive, check_scaling
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
+
+PARAMETER_BYTES = 32
+"""Bytes per trained number (the float64 parameter, its gradient and an optimiser's two buffers):
+the estimate :class:`ShallowTransformer` compares with its ``memory_budget``."""
 
 _READOUTS = ("linear", "ffn")
 _INITIALISATIONS = ("zero", "symmetric", "random")
@@ -56,12 +61,17 @@ class ShallowTransformer(torch.nn.Module):
         Length-scaled scores (:eq:`eq-attention`) or plain softmax scores (:eq:`eq-unscaled`).
     first_position_score : bool, optional
         Whether position 1 carries the learnable extra score ``s`` (the marker for FIRST).
+    memory_budget : int, optional
+        The most bytes the parameters may take with their gradients and optimiser state,
+        ``PARAMETER_BYTES`` each (:data:`lagtheory.memory.MEMORY_BUDGET` by default); refused before
+        anything is allocated, naming ``vocab_size`` and ``hidden``. Keyword only.
 
     Raises
     ------
     ValueError
-        If ``vocab_size`` or ``hidden`` is out of range, ``readout`` or ``scaling`` is not one
-        of the names above, or ``hidden`` is given for the linear readout.
+        If ``vocab_size`` or ``hidden`` is out of range (or the parameters need more than
+        ``memory_budget``), ``readout`` or ``scaling`` is not one of the names above, or ``hidden``
+        is given for the linear readout.
     TypeError
         If ``vocab_size`` or ``hidden`` is not an integer, or ``first_position_score`` not a bool.
 
@@ -94,6 +104,8 @@ class ShallowTransformer(torch.nn.Module):
         hidden: int | None = None,
         scaling: str = "log",
         first_position_score: bool = False,
+        *,
+        memory_budget: int = MEMORY_BUDGET,
     ) -> None:
         super().__init__()
         check_integer(vocab_size, "vocab_size", minimum=2)
@@ -106,6 +118,15 @@ class ShallowTransformer(torch.nn.Module):
         check_scaling(scaling)
         if not isinstance(first_position_score, bool):
             raise TypeError(f"first_position_score must be True or False, got {first_position_score!r}")
+        numbers = vocab_size * (2 if readout == "linear" else hidden + 1) + (0 if hidden is None else 2 * hidden) + 1
+        memory_budget = check_memory_budget(memory_budget)
+        require_memory(
+            numbers * PARAMETER_BYTES,
+            memory_budget,
+            f"the {numbers:.3g} parameters of vocab_size = {vocab_size} and hidden = {hidden}",
+            f"at most {memory_budget // PARAMETER_BYTES:.3g} parameters (vocab_size (hidden + 1) + 2 hidden + 1 with the "
+            "ReLU readout, 2 vocab_size + 1 with the linear one)",
+        )
         self.vocab_size = vocab_size
         self.readout = readout
         self.hidden = hidden

@@ -21,15 +21,15 @@ import numpy as np
 from matplotlib.colors import LinearSegmentedColormap, to_hex, to_rgb
 
 HELPS = "#0072B2"
-"""Blue: the schedule is better than joint (lag's side)."""
+"""Blue, for a schedule better than joint (lag's side)."""
 HURTS = "#D55E00"
-"""Vermillion: joint is better than the schedule (joint's side)."""
+"""Vermillion, for joint better than the schedule (joint's side)."""
 EQUIVALENT = "#808080"
-"""Mid grey: the difference is shown to lie within the equivalence margin."""
+"""Mid grey, for a difference shown to lie within the equivalence margin."""
 UNDETERMINED = "#CCCCCC"
-"""Light grey: neither a difference nor equivalence is shown."""
+"""Light grey, where neither a difference nor equivalence is shown."""
 NOT_ESTIMABLE = "#F0DC8C"
-"""Sand: no verdict can be computed (too few runs where the outcome is defined)."""
+"""Sand, where no verdict can be computed (too few runs where the outcome is defined)."""
 
 VERDICTS = {"helps": HELPS, "hurts": HURTS, "equivalent": EQUIVALENT, "undetermined": UNDETERMINED}
 """The colour of each verdict of a schedule against joint."""
@@ -39,24 +39,24 @@ JOINT = HURTS
 LAG = HELPS
 """The lag schedule's colour (its side of every comparison)."""
 THREE_PHASE = "#CC79A7"
-"""Reddish purple: the three-phase schedule."""
+"""Reddish purple, the three-phase schedule's colour."""
 SCHEDULES = {"joint": JOINT, "lag": LAG, "three-phase": THREE_PHASE}
 """The colour of each schedule that figures draw as its own curve."""
 
 SUCCEEDS = "#009E73"
-"""Bluish green: a run that recognises (or fits) what it is asked to."""
+"""Bluish green, for a run that recognises (or fits) what it is asked to."""
 FAILS = "#E69F00"
-"""Orange: a run that does not."""
+"""Orange, for a run that does not."""
 
 SERIES = ("#E69F00", "#009E73", "#56B4E9")
 """Curves that are neither verdicts nor schedules (tasks, parameter values), in this order
 (orange, bluish green, sky blue); more than three, or values in an order, take :func:`shades`."""
 INK = "#000000"
-"""Black: text, frames, and the reference curve of a figure (a bound, the exact value)."""
+"""Black, for text, frames, and the reference curve of a figure (a bound, the exact value)."""
 GUIDE = "#7F7F7F"
-"""Grey: guide lines (zero, a threshold, a limit)."""
+"""Grey, for guide lines (zero, a threshold, a limit)."""
 PAPER = "#FFFFFF"
-"""White: the background, and the middle of :data:`EFFECT`."""
+"""White, the background and the middle of :data:`EFFECT`."""
 
 EFFECT = LinearSegmentedColormap.from_list("lagtheory-effect", [HELPS, PAPER, HURTS])
 """Diverging map of ``schedule - joint`` (centre it at 0): blue where the schedule's value is lower."""

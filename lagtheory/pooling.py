@@ -17,11 +17,19 @@ computed here: finite and warning-free for n up to 1e18 and ``|t|`` up to 1e3.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from ._validation import as_float_array, check_counts, check_lengths, check_scaling
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
+
+ELEMENT_BYTES = 96
+"""Bytes per element of the broadcast shape of ``n``, ``k`` and ``t`` at the peak of a call (its
+log-odds and their parts, about 8 float64 arrays), an upper bound: the estimate compared with
+``memory_budget``."""
 
 
 def _score_scale(n: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
@@ -29,7 +37,9 @@ def _score_scale(n: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
     return np.log(n) if scaling == "log" else np.ones_like(n)
 
 
-def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64]:
+def pooled_log_odds(
+    n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log", *, memory_budget: int = MEMORY_BUDGET
+) -> NDArray[np.float64]:
     """Log-odds ``z = log k - log(n - k) + t * s(n)`` of the pooled weight (:eq:`eq-pooled-weight`).
 
     Parameters
@@ -39,6 +49,10 @@ def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "lo
         ``t = theta_b - theta_a`` (finite); they broadcast against each other.
     scaling : {"log", "none"}, optional
         ``s(n) = log n`` for length-scaled attention, 1 for unscaled softmax.
+    memory_budget : int, optional
+        The most bytes the call may take, ``ELEMENT_BYTES`` per element of the shape that ``n``,
+        ``k`` and ``t`` broadcast to (:data:`lagtheory.memory.MEMORY_BUDGET` by default); refused
+        before anything is allocated. Keyword only.
 
     Returns
     -------
@@ -51,11 +65,13 @@ def pooled_log_odds(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "lo
     >>> float(pooled_log_odds(10, 1, 0.0)) == math.log(1 / 9)
     True
     """
-    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling, memory_budget)
     return _log_odds(n_arr, k_arr, t_arr, scaling)
 
 
-def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
+def pooled_weight(
+    n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log", *, memory_budget: int = MEMORY_BUDGET
+) -> NDArray[np.float64] | float:
     """Attention mass on the b's, ``p(n, k; t)`` of :eq:`eq-pooled-weight` (scaled) or :eq:`eq-unscaled`.
 
     Parameters
@@ -66,6 +82,8 @@ def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
     scaling : {"log", "none"}, optional
         Length-scaled attention (``"log"``, :eq:`eq-pooled-weight`) or unscaled softmax
         (``"none"``, :eq:`eq-unscaled`).
+    memory_budget : int, optional
+        As in :func:`pooled_log_odds`. Keyword only.
 
     Returns
     -------
@@ -81,12 +99,14 @@ def pooled_weight(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log"
     >>> pooled_weight([10, 100], 1, 1.0)
     array([0.52631579, 0.50251256])
     """
-    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling, memory_budget)
     p = expit(_log_odds(n_arr, k_arr, t_arr, scaling))
     return float(p) if p.ndim == 0 else p
 
 
-def pooled_weight_dt(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log") -> NDArray[np.float64] | float:
+def pooled_weight_dt(
+    n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "log", *, memory_budget: int = MEMORY_BUDGET
+) -> NDArray[np.float64] | float:
     """Derivative ``dp/dt = s(n) p (1 - p)`` of :eq:`eq-dp-dt`.
 
     ``p (1 - p)`` is formed as ``expit(z) expit(-z)`` so it never cancels to a spurious 0 or
@@ -98,23 +118,34 @@ def pooled_weight_dt(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str = "l
         As in :func:`pooled_weight`.
     scaling : {"log", "none"}, optional
         ``s(n) = log n`` (``"log"``) or 1 (``"none"``).
+    memory_budget : int, optional
+        As in :func:`pooled_log_odds`. Keyword only.
 
     Returns
     -------
     float or ndarray
         A float for scalar input, else a float64 array.
     """
-    n_arr, k_arr, t_arr = _validated(n, k, t, scaling)
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling, memory_budget)
     z = _log_odds(n_arr, k_arr, t_arr, scaling)
     derivative = _score_scale(np.broadcast_to(n_arr, z.shape), scaling) * expit(z) * expit(-z)
     return float(derivative) if derivative.ndim == 0 else derivative
 
 
-def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str):
+def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str, memory_budget: int):
     check_scaling(scaling)
     n_arr = as_float_array(n, "n")
     k_arr = as_float_array(k, "k")
     t_arr = as_float_array(t, "t")
+    shape = np.broadcast_shapes(n_arr.shape, k_arr.shape, t_arr.shape)
+    elements = math.prod(shape)
+    memory_budget = check_memory_budget(memory_budget)
+    require_memory(
+        elements * ELEMENT_BYTES,
+        memory_budget,
+        f"n, k and t broadcast to the shape {shape} ({elements:.3g} elements)",
+        f"arguments that broadcast to at most {memory_budget // ELEMENT_BYTES:.3g} elements",
+    )
     check_lengths(n_arr)
     n_b, k_b = np.broadcast_arrays(n_arr, k_arr)
     check_counts(k_b, n_b)

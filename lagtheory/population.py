@@ -23,7 +23,7 @@ exactly and the rest is the tail expansion of :mod:`lagtheory.heavy_tail`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -33,8 +33,9 @@ from scipy.special import expit
 from ._validation import check_parameter_vector, check_scaling
 from .counts import CountDistribution
 from .data import Data, check_data
-from .heavy_tail import ExpansionTooCostly, string_bounds, tail_expansion
+from .heavy_tail import ExpansionTooCostly, plan_fits, string_bounds, tail_expansion
 from .lengths import LengthDistribution
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory, size_text
 from .per_string import per_string_terms, softplus
 from .pooling import _log_odds_parts
 
@@ -73,11 +74,23 @@ class Population:
         return float(self.grad_theta[1])
 
 
-# Sums visiting more strings than this use the tail expansion (power laws); beyond MAX_TERMS
-# the exact sum is refused (it would need gigabytes).
+# Sums visiting more strings than this use the tail expansion (power laws), where it reaches tol.
 EXPANSION_THRESHOLD = 200_000
-MAX_TERMS = 50_000_000
 TAIL_MODES = ("auto", "bounded", "expanded")
+STRING_BYTES = 128
+"""Bytes per string (n, k) of an exact sum, an upper bound of its peak (measured with tracemalloc:
+96 to 100 bytes; the cached table keeps 24 of them): the estimate :func:`population` compares with
+its ``memory_budget`` before it allocates."""
+CACHED_TABLE_STRINGS = MEMORY_BUDGET // (16 * 24)
+"""The longest table (in strings) that is cached; 16 of them at 24 bytes a string take at most
+``MEMORY_BUDGET`` in all, and longer ones are built at each call."""
+
+
+def _tail_factors(data: Data, u: NDArray[np.float64]) -> tuple[float, float]:
+    """The factors of :func:`truncation_for`: the neglected loss and gradients are at most
+    ``mass_factor`` times the mass and ``log_factor`` times the log-moment beyond N."""
+    per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))
+    return data.prior * max(per_string_loss, 1.0), data.prior * abs(u[1] - u[0]) / 4.0
 
 
 def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
@@ -102,15 +115,20 @@ def truncation_for(data: Data, u: NDArray[np.float64]) -> int:
     convex combination of u_a and u_b); each ``|d/du|`` term is at most 1; the d/dt term is
     at most ``|w| log(n) / 4`` since ``p (1 - p) <= 1/4``.
     """
-    prior, tol = data.prior, data.tol
-    per_string_loss = float(softplus(max(abs(u[0]), abs(u[1]))))
-    mass_factor = prior * max(per_string_loss, 1.0)
-    log_factor = prior * abs(u[1] - u[0]) / 4.0
-    log_tol = tol / log_factor if log_factor > 0 else math.inf
-    return data.lengths.truncation_length(tol / mass_factor, log_tol)
+    mass_factor, log_factor = _tail_factors(data, u)
+    log_tol = data.tol / log_factor if log_factor > 0 else math.inf
+    return data.lengths.truncation_length(data.tol / mass_factor, log_tol)
 
 
-def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "log", tail: str = "auto") -> Population:
+def population(
+    theta: ArrayLike,
+    u: ArrayLike,
+    data: Data,
+    *,
+    scaling: str = "log",
+    tail: str = "auto",
+    memory_budget: int = MEMORY_BUDGET,
+) -> Population:
     """Exact population loss and gradients in the original coordinates (theta, u).
 
     Parameters
@@ -128,6 +146,10 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
         (:prf:ref:`thm-tail-expansion`, power laws only), or ``"auto"``: expanded when the
         exact sum would visit more than 2e5 strings and the expansion reaches ``tol``, else
         bounded. Keyword only.
+    memory_budget : int, optional
+        The most bytes the call may allocate (:data:`lagtheory.memory.MEMORY_BUDGET`, 1 GiB, by
+        default): an exact sum needs ``STRING_BYTES`` per string (n, k) it visits, an expansion
+        ``heavy_tail.EVALUATION_BYTES`` per per-string term it evaluates. Keyword only.
 
     Returns
     -------
@@ -137,9 +159,10 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
     Raises
     ------
     ValueError
-        An exact sum over more than ``MAX_TERMS`` strings, or an expansion over more than
-        ``heavy_tail.MAX_EVALUATIONS`` per-string terms, saying which argument to change; an
-        argument out of its range, naming it.
+        Before anything is allocated, when the exact sum or the expansion would need more than
+        ``memory_budget``, naming the argument that drives it (``tol``, or ``|u_b - u_a|`` for the
+        expansion) and the range in which the call fits; when neither reaches ``tol``; an argument
+        out of its range, naming it.
 
     Examples
     --------
@@ -159,15 +182,21 @@ def population(theta: ArrayLike, u: ArrayLike, data: Data, *, scaling: str = "lo
         raise ValueError(f"tail must be one of {TAIL_MODES}, got {tail!r}")
     if tail == "expanded" and not data.lengths.expandable:
         raise ValueError(f"tail='expanded' needs power-law lengths (thm-tail-expansion), got {data.lengths!r}")
-    return _population_trusted(theta, u, data, scaling, tail)
+    return _population_trusted(theta, u, data, scaling, tail, check_memory_budget(memory_budget))
 
 
 def _population_trusted(
-    theta: NDArray[np.float64], u: NDArray[np.float64], data: Data, scaling: str, tail: str = "auto"
+    theta: NDArray[np.float64],
+    u: NDArray[np.float64],
+    data: Data,
+    scaling: str,
+    tail: str = "auto",
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Population:
     """:func:`population` without argument checks: the trusted inner path of the training
     loops, which check their arguments once. ``theta`` and ``u`` are finite float64 vectors
-    of length 2, ``data`` a :class:`lagtheory.data.Data`, ``scaling`` and ``tail`` valid."""
+    of length 2, ``data`` a :class:`lagtheory.data.Data`, ``scaling``, ``tail`` and
+    ``memory_budget`` valid."""
     lengths, counts, prior, tol = data.lengths, data.positives, data.prior, data.tol
     t = theta[1] - theta[0]
     w = u[1] - u[0]
@@ -176,34 +205,43 @@ def _population_trusted(
     exact_terms = math.inf if N is None else counts.strings_up_to(N)
     wanted = tail == "expanded" or (tail == "auto" and exact_terms > EXPANSION_THRESHOLD)
     if lengths.expandable and wanted:
-        bounds = string_bounds(u[0], u[1])
-        budget_log = tol / (prior * abs(w)) if w != 0 else math.inf
+        budget_plain, budget_log = _expansion_budgets(data, u)
         most = math.inf if tail == "expanded" else exact_terms  # auto: only where it is cheaper
+        most = min(most, memory_budget // STRING_BYTES + 1)  # and the strings summed exactly fit the budget
         try:
             expansion = tail_expansion(
-                lengths, counts, t, u[0], u[1], scaling == "log", tol / (prior * bounds[0]), budget_log, most
+                lengths,
+                counts,
+                t,
+                u[0],
+                u[1],
+                scaling == "log",
+                budget_plain,
+                budget_log,
+                most,
+                memory_budget=memory_budget,
             )
         except ExpansionTooCostly as too_costly:
             if tail == "expanded":
                 raise ValueError(f"tail='expanded' refused for u = ({u[0]:g}, {u[1]:g}): {too_costly}") from None
             refusal = str(too_costly)  # auto: sum term by term, or refuse below
         if expansion is None and tail == "expanded":
-            raise ValueError(f"tol too small for the tail expansion of {lengths!r} with {counts!r}; use a larger tol")
+            raise ValueError(
+                f"the tail expansion of {lengths!r} with {counts!r} does not reach tol = {tol:g} at u = "
+                f"({u[0]:g}, {u[1]:g}): {_expansion_reach(data, t, u, scaling == 'log', memory_budget)}"
+            )
     if expansion is not None:
         N = expansion.exact_length
-    elif exact_terms > MAX_TERMS:
-        shown = "beyond 1e7" if N is None else str(N)
-        if refusal is not None:
-            raise ValueError(
-                f"the exact sum would need N = {shown} lengths, more than {MAX_TERMS:.0e} strings, and the tail "
-                f"expansion is refused for u = ({u[0]:g}, {u[1]:g}): {refusal}"
-            )
-        raise ValueError(
-            f"tol too small for {lengths!r} with {counts!r}: the exact sum would need N = {shown} lengths, more than "
-            f"{MAX_TERMS:.0e} strings, and the tail expansion (power laws) does not reach tol; use a larger tol or a "
-            "lighter-tailed distribution"
-        )
-    weight, base, scale = _length_table(lengths, counts, N, scaling)
+    else:
+        if not (lengths.expandable and wanted):
+            why = ""
+        elif refusal is not None:
+            why = f"; the tail expansion is refused: {refusal}"
+        else:
+            why = "; the tail expansion does not reach tol"
+        why = f" at u = ({u[0]:g}, {u[1]:g}){why}"
+        require_sum_memory(data, N, _tail_factors(data, u), memory_budget, why)
+    weight, base, scale = _table(lengths, counts, N, scaling)
     terms = per_string_terms(base + t * scale, u[0], u[1], scale)  # z = log-odds of p (eq-pooled-weight)
     expected = [float(weight @ term) for term in terms]  # over positives of length <= N
     if expansion is not None:
@@ -224,6 +262,106 @@ def _population_trusted(
     )
 
 
+def _expansion_budgets(data: Data, u: NDArray[np.float64] | tuple[float, float]) -> tuple[float, float]:
+    """The budgets of :func:`heavy_tail.tail_expansion` that make every output's error at most
+    ``data.tol``: in units of the string bounds M, for the loss and d/du terms and for d/dt."""
+    w = u[1] - u[0]
+    plain = data.tol / (data.prior * string_bounds(u[0], u[1])[0])
+    return plain, data.tol / (data.prior * abs(w)) if w != 0 else math.inf
+
+
+def _expansion_reach(data: Data, t: float, u: NDArray[np.float64], log_scaled: bool, memory_budget: int) -> str:
+    """Where the tail expansion's proven bounds meet tol (:func:`heavy_tail.plan_fits`): the range of
+    ``|u_b - u_a|`` at this tol (u_a kept) and of tol at this u, each found by bisection."""
+
+    def fits(width: float, tol: float) -> bool:
+        u_b = u[0] + math.copysign(width, u[1] - u[0])
+        budgets = _expansion_budgets(replace(data, tol=tol), (u[0], u_b))
+        return plan_fits(data.lengths, data.positives, t, u[0], u_b, log_scaled, *budgets, memory_budget)
+
+    def edge(fit, low: float, high: float) -> float:
+        """The end of the range where fit holds, between low (fits) and high (does not), on a log scale."""
+        for _ in range(10):  # a ratio of 1e15 resolved to 4%
+            middle = math.sqrt(low * high)
+            low, high = (middle, high) if fit(middle) else (low, middle)
+        return low
+
+    width, tol = abs(u[1] - u[0]), data.tol
+    smallest = min(width, 1e-9)
+    if width > 0 and fits(smallest, tol):
+        widths = f"|u_b - u_a| <= {edge(lambda x: fits(x, tol), smallest, width):.3g} at this tol"
+    else:
+        widths = "no |u_b - u_a| at this tol"
+    tols = (
+        f"tol >= {edge(lambda x: fits(width, x), 1e30, tol):.2g} at this u" if fits(width, 1e30) else "no tol at this u"
+    )
+    return f"its proven bounds fit for {widths}, or for {tols}; tail='bounded' sums term by term"
+
+
+def require_sum_memory(
+    data: Data, N: int | None, factors: tuple[float, float], memory_budget: int, why: str = ""
+) -> None:
+    """Refuse a sum over every positive (n, k) with n <= N when it would need more than
+    ``memory_budget`` (``STRING_BYTES`` a string), before anything is allocated.
+
+    ``N`` is the truncation length that ``data.tol`` sets by the rule ``factors = (mass_factor,
+    log_factor)``: the smallest N with ``mass_factor P(n > N) <= tol`` and ``log_factor
+    E[log n; n > N] <= tol`` (None: beyond the largest length searched). The message names
+    ``tol`` and the tol from which the sum fits.
+
+    Parameters
+    ----------
+    data : Data
+        The data distribution.
+    N : int or None
+        The truncation length.
+    factors : tuple of float
+        (mass_factor, log_factor), >= 0.
+    memory_budget : int
+        The budget in bytes.
+    why : str, optional
+        Appended to what the message says would be allocated (why no cheaper path was taken).
+
+    Raises
+    ------
+    ValueError
+        When the sum would need more than ``memory_budget``, or N is None.
+    """
+    lengths, counts = data.lengths, data.positives
+    fitting = _longest_exact_sum(counts, memory_budget // STRING_BYTES)
+    if fitting >= lengths.min_truncation:
+        smallest_tol = max(
+            factors[0] * lengths.tail_mass_bound(fitting), factors[1] * lengths.tail_log_moment_bound(fitting)
+        )
+        fits = f"tol >= {smallest_tol:.2g} here"
+    else:
+        fits = f"no tol here (the bounds of {lengths!r} start at {lengths.min_truncation} lengths)"
+    if N is None:
+        raise ValueError(
+            f"tol too small for {lengths!r} with {counts!r}: the sum would need more than 1e7 lengths{why}; "
+            f"it fits memory_budget = {size_text(memory_budget)} for {fits}"
+        )
+    strings = counts.strings_up_to(N)
+    require_memory(
+        strings * STRING_BYTES,
+        memory_budget,
+        f"the sum of {lengths!r} with {counts!r} over {strings:.3g} strings (N = {N} lengths, set by "
+        f"tol = {data.tol:g}{why})",
+        fits,
+    )
+
+
+def _longest_exact_sum(counts: CountDistribution, strings: int) -> int:
+    """The largest N whose exact sum visits at most ``strings`` strings (0 if none)."""
+    low, high = 0, 1
+    while counts.strings_up_to(high) <= strings:
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if counts.strings_up_to(middle) <= strings else (low, middle)
+    return low
+
+
 def _exact_truncation(data: Data, u: NDArray[np.float64]) -> int | None:
     """The truncation length of the exact sum (``truncation_for``), None beyond its max_length."""
     try:
@@ -232,15 +370,27 @@ def _exact_truncation(data: Data, u: NDArray[np.float64]) -> int | None:
         return None
 
 
-@lru_cache(maxsize=16)
+def _table(
+    lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_length_table`, cached when it holds at most ``CACHED_TABLE_STRINGS`` strings."""
+    if counts.strings_up_to(N) <= CACHED_TABLE_STRINGS:
+        return _cached_table(lengths, counts, N, scaling)
+    return _length_table(lengths, counts, N, scaling)
+
+
 def _length_table(
     lengths: LengthDistribution, counts: CountDistribution, N: int, scaling: str
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Per string (n, k), n <= N: the weight pi(n) kappa(k | n) and the two parts of the log-odds
-    (``pooling._log_odds_parts``). Cached: a training run asks for the same table at every step."""
-    n, k, kappa = counts.table(np.arange(1, N + 1, dtype=np.int64))
+    (``pooling._log_odds_parts``)."""
+    n, k, kappa = counts._table(np.arange(1, N + 1, dtype=np.int64))
     base, scale = _log_odds_parts(n, k, scaling)
     tables = (lengths.pmf(n) * kappa, base, scale)
     for table in tables:
         table.setflags(write=False)
     return tables
+
+
+_cached_table = lru_cache(maxsize=16)(_length_table)
+"""A training run asks for the same table at every step."""

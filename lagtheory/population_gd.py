@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_parameter_vector
 from .data import Data, check_data
+from .memory import MEMORY_BUDGET, check_memory_budget
 from .population import Population, _population_trusted
 from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, Trajectory, TrajectoryRecorder, descend
@@ -33,6 +34,7 @@ def run_schedule(
     u0: ArrayLike = (0.0, 0.0),
     scaling: str = "log",
     max_length: int = 10**12,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Trajectory:
     """Run the phases in order from (theta0, u0) by full-batch GD on the exact population
     loss :eq:`eq-population-loss` over the data distribution ``data`` (:class:`lagtheory.data.Data`,
@@ -52,6 +54,10 @@ def run_schedule(
         The model's scaling.
     max_length : int, optional
         The largest length of the recognition verdicts, a whole number in [1, 1e18].
+    memory_budget : int, optional
+        The most bytes the run's record (:func:`lagtheory.schedules.step_plan`) and each population
+        sum (:func:`lagtheory.population`) may take (:data:`lagtheory.memory.MEMORY_BUDGET` by
+        default); refused before anything is allocated, naming the argument that drives it.
 
     Returns
     -------
@@ -70,13 +76,14 @@ def run_schedule(
     u = check_parameter_vector(u0, "u0").copy()
     check_phases(phases)
     data = check_data(data)
+    memory_budget = check_memory_budget(memory_budget)
     recorder = TrajectoryRecorder(max_length, scaling)
 
     def exact() -> Population:
         # the arguments were checked above, once; a step can only leave the finite range by overflow
         if not (math.isfinite(theta[0]) and math.isfinite(theta[1]) and math.isfinite(u[0]) and math.isfinite(u[1])):
             raise ValueError(f"the run left the finite range (theta = {theta}, u = {u}): lower the step sizes")
-        return _population_trusted(theta, u, data, scaling)
+        return _population_trusted(theta, u, data, scaling, "auto", memory_budget)
 
     optimiser = NumpyGradientDescent([[theta]], [[u]])
 
@@ -86,6 +93,6 @@ def run_schedule(
         optimiser.set_gradients([[state.grad_theta]], [[state.grad_u]])
         return np.array([state.loss])
 
-    descend([phases], gradient, optimiser)
+    descend([phases], gradient, optimiser, memory_budget=memory_budget)
     recorder.record(theta, u, exact().loss)
     return recorder.trajectory(phases)

@@ -46,8 +46,10 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_integer, check_parameter_vector, check_scaling
+from .counts import TABLE_BYTES
 from .data import Data, check_data
 from .losses import logistic_loss
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 from .model import ShallowTransformer
 from .schedules import Phase, check_phases
 from .training import TorchGroupOptimiser, Trajectory, TrajectoryRecorder, descend
@@ -69,6 +71,14 @@ class Batch:
     labels: torch.Tensor
 
 
+BATCH_BYTES = 128
+"""Bytes per string of a batch of :meth:`DataSampler.sample` (its labels, lengths, counts and the
+uniforms they are drawn from), an upper bound: the estimate compared with ``memory_budget``."""
+COUNT_CDF_BYTES = 16
+"""Bytes per possible count k of a length whose count law :meth:`DataSampler.sample` keeps (k and
+the cumulative sums); building it takes ``counts.TABLE_BYTES`` per k for a moment."""
+
+
 class DataSampler:
     """Seeded sampler of the data distribution D of :prf:ref:`def-data`.
 
@@ -78,12 +88,18 @@ class DataSampler:
         The data distribution (:class:`~lagtheory.data.Data`); its ``tol`` is the mass beyond
         the largest length drawn from a non-geometric length law (``truncation_length``, None
         for the geometric law, whose draws are exact; see the module docstring).
+    memory_budget : int, optional
+        The most bytes a batch may take with the count laws it needs; the sampler keeps at most
+        half of it between batches (the count laws of the lengths drawn so far)
+        (:data:`lagtheory.memory.MEMORY_BUDGET` by default). Keyword only.
     """
 
-    def __init__(self, data: Data) -> None:
+    def __init__(self, data: Data, *, memory_budget: int = MEMORY_BUDGET) -> None:
         self.data = check_data(data)
+        self.memory_budget = check_memory_budget(memory_budget)
         self.truncation_length = data.lengths.sample_support(data.tol)
         self._count_cdfs: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+        self._kept = 0  # bytes of the count laws kept
 
     def sample_lengths(self, size: int, rng: np.random.Generator) -> NDArray[np.int64]:
         """``size`` lengths n ~ pi (exact for Geometric, truncated at N otherwise).
@@ -100,7 +116,7 @@ class DataSampler:
         ndarray
             int64 lengths.
         """
-        return self.data.lengths.sample(size, rng, self.data.tol)
+        return self.data.lengths.sample(size, rng, self.data.tol, memory_budget=self.memory_budget)
 
     def sample_counts(self, n: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
         """One k ~ kappa(. | n) for each entry of ``n`` (positives).
@@ -117,9 +133,21 @@ class DataSampler:
         ndarray
             int64 counts of b, one per length.
         """
+        lengths = np.unique(n)
+        new = np.array([length for length in lengths if int(length) not in self._count_cdfs], dtype=np.int64)
+        rows = self.data.positives.rows(new)
+        require_memory(
+            n.size * BATCH_BYTES + rows * TABLE_BYTES,
+            self.memory_budget,
+            f"the counts of {n.size} positives, with the count laws of {new.size} new lengths ({rows:.3g} counts k)",
+            "a smaller batch_size, or a larger tol of the data (shorter lengths)",
+        )
+        if self._kept + rows * COUNT_CDF_BYTES > self.memory_budget // 2:
+            self._count_cdfs.clear()
+            self._kept = 0
         uniform = rng.random(n.size)
         k = np.empty(n.size, dtype=np.int64)
-        for length in np.unique(n):
+        for length in lengths:
             ks, cdf = self._count_cdf(int(length))
             chosen = n == length
             index = np.searchsorted(cdf, uniform[chosen] * cdf[-1], side="right")
@@ -144,6 +172,12 @@ class DataSampler:
         check_integer(batch_size, "batch_size", minimum=1)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        require_memory(
+            batch_size * BATCH_BYTES,
+            self.memory_budget,
+            f"a batch of batch_size = {batch_size} strings",
+            f"batch_size <= {self.memory_budget // BATCH_BYTES:.3g}",
+        )
         positive = rng.random(batch_size) < self.data.prior
         n = self.sample_lengths(batch_size, rng)
         k = np.zeros(batch_size, dtype=np.int64)
@@ -155,8 +189,9 @@ class DataSampler:
     def _count_cdf(self, length: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """The support and the cumulative sums of kappa(. | length), cached."""
         if length not in self._count_cdfs:
-            _, ks, kappa = self.data.positives.table(np.array([length], dtype=np.int64))
+            _, ks, kappa = self.data.positives._table(np.array([length], dtype=np.int64))
             self._count_cdfs[length] = (ks.astype(np.int64), np.cumsum(kappa))
+            self._kept += ks.size * COUNT_CDF_BYTES
         return self._count_cdfs[length]
 
 
@@ -197,6 +232,7 @@ def run_sampled(
     u0: ArrayLike = (0.0, 0.0),
     scaling: str = "log",
     max_length: int = 10**12,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Trajectory:
     """Run the phases by mini-batch SGD on the two-token linear ShallowTransformer.
 
@@ -216,6 +252,10 @@ def run_sampled(
         Length-scaled attention or unscaled softmax.
     max_length : int, optional
         The longest length of the exact recognition verdicts.
+    memory_budget : int, optional
+        The most bytes the run's record (:func:`lagtheory.schedules.step_plan`) and each batch
+        (:class:`DataSampler`) may take (:data:`lagtheory.memory.MEMORY_BUDGET` by default);
+        refused before anything is allocated, naming the argument that drives it.
 
     Returns
     -------
@@ -231,7 +271,7 @@ def run_sampled(
     theta = check_parameter_vector(theta0, "theta0")
     u = check_parameter_vector(u0, "u0")
     check_scaling(scaling)
-    sampler = DataSampler(data)
+    sampler = DataSampler(data, memory_budget=memory_budget)  # batches and the step plan check their memory
     rng = np.random.default_rng(int(seed))
 
     model = ShallowTransformer(vocab_size=2, readout="linear", scaling=scaling)
@@ -251,7 +291,7 @@ def run_sampled(
         record(loss.item())
         return np.array([loss.item()])
 
-    descend([phases], gradient, optimiser)
+    descend([phases], gradient, optimiser, memory_budget=sampler.memory_budget)
     batch = sampler.sample(batch_size, rng)
     with torch.no_grad():
         record(batch_loss(model, batch.counts, batch.labels).item())

@@ -6,7 +6,7 @@ parameter group: ``attention_lr`` on the attention (theta, and the
 first-position score s; the query or key-query matrix in the experiments) and
 ``output_lr`` on the output layer (u; the readout). A step size of 0 freezes
 its group exactly. A schedule is a list of phases; the named schedules of the
-book (:data:`SCHEDULE_NAMES`, built by :func:`make_schedule`) are
+book (:data:`AVAILABLE_SCHEDULES`, built by :func:`make_schedule`) are
 
 * ``joint``: both groups throughout;
 * ``lag``: the output layer alone for ``warm_steps`` steps, then joint
@@ -37,13 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_integer, check_positive
+from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 
 ACCOUNTINGS = ("total", "joint")
 """How the step budget T is counted; every schedule takes T steps in all ("total"),
 or the last phase of every schedule takes T steps, after its warm-up ("joint")."""
 
 TWO_TIMESCALE_PREFIX = "two-timescale-"
-SCHEDULE_NAMES: tuple[str, ...] = (
+AVAILABLE_SCHEDULES: tuple[str, ...] = (
     "joint",
     "lag",
     "lead",
@@ -53,7 +54,10 @@ SCHEDULE_NAMES: tuple[str, ...] = (
     "two-timescale-0.3",
     "two-timescale-3",
 )
-"""The schedules the experiments compare (any ``two-timescale-r`` with r > 0 is accepted too)."""
+"""Every named schedule the experiments can run (any ``two-timescale-r`` with r > 0 is accepted too). Which
+ones a study compares is part of its design, frozen with its record
+(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`): a schedule added here changes no
+study."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
 """The schedules of the theory chapters only (one group trained, the other frozen)."""
 
@@ -424,7 +428,7 @@ def check_schedule_name(name: object) -> str:
     Parameters
     ----------
     name : object
-        A name of :data:`SCHEDULE_NAMES`, ``two-timescale-r`` (r > 0) or one of :data:`THEORY_ONLY_NAMES`.
+        A name of :data:`AVAILABLE_SCHEDULES`, ``two-timescale-r`` (r > 0) or one of :data:`THEORY_ONLY_NAMES`.
 
     Returns
     -------
@@ -439,11 +443,15 @@ def check_schedule_name(name: object) -> str:
         If it is not a schedule's name.
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a str, one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES}, got {type(name).__name__}")
+        raise TypeError(
+            f"name must be a str, one of {AVAILABLE_SCHEDULES + THEORY_ONLY_NAMES}, got {type(name).__name__}"
+        )
     if name.startswith(TWO_TIMESCALE_PREFIX):
         two_timescale_ratio(name)
-    elif name not in SCHEDULE_NAMES + THEORY_ONLY_NAMES:
-        raise ValueError(f"name must be one of {SCHEDULE_NAMES + THEORY_ONLY_NAMES} or 'two-timescale-r', got {name!r}")
+    elif name not in AVAILABLE_SCHEDULES + THEORY_ONLY_NAMES:
+        raise ValueError(
+            f"name must be one of {AVAILABLE_SCHEDULES + THEORY_ONLY_NAMES} or 'two-timescale-r', got {name!r}"
+        )
     return name
 
 
@@ -522,7 +530,16 @@ def check_phases(phases: object, name: str = "phases") -> list[Phase]:
     return phases
 
 
-def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
+STEP_BYTES = 1024
+"""Bytes per step that a run keeps whatever its number of schedules (the row of :func:`step_plan`,
+the array of its losses and the recorded point of :class:`lagtheory.training.TrajectoryRecorder`:
+about 600), an upper bound; with ``SCHEDULE_STEP_BYTES`` per schedule and step, the estimate
+:func:`step_plan` compares with its ``memory_budget``."""
+SCHEDULE_STEP_BYTES = 16
+"""Bytes per schedule and step of a plan's row and its loss (a reference and a float64)."""
+
+
+def step_plan(schedules: list[list[Phase]], *, memory_budget: int = MEMORY_BUDGET) -> list[tuple[Phase | None, ...]]:
     """Step by step, the phase of each schedule (None once a schedule has finished):
     row i holds the phases that step i of every schedule belongs to.
 
@@ -530,6 +547,10 @@ def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
     ----------
     schedules : list of list of Phase
         A non-empty list of schedules.
+    memory_budget : int, optional
+        The most bytes the plan and what a run keeps per step may take, ``STEP_BYTES`` a step and
+        ``SCHEDULE_STEP_BYTES`` a step of each schedule (:data:`lagtheory.memory.MEMORY_BUDGET` by
+        default). Keyword only.
 
     Returns
     -------
@@ -539,12 +560,20 @@ def step_plan(schedules: list[list[Phase]]) -> list[tuple[Phase | None, ...]]:
     Raises
     ------
     ValueError
-        If ``schedules`` is empty or a schedule is not a non-empty list of phases.
+        If ``schedules`` is empty or a schedule is not a non-empty list of phases; before anything
+        is allocated, when the steps would need more than ``memory_budget``, naming the steps.
     """
     if not isinstance(schedules, list) or not schedules:
         raise ValueError("schedules must be a non-empty list of lists of Phase objects")
+    longest = max(sum(phase.steps for phase in check_phases(phases, "schedules[i]")) for phases in schedules)
+    memory_budget = check_memory_budget(memory_budget)
+    require_memory(
+        longest * (STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules)),
+        memory_budget,
+        f"a run of {longest:.3g} steps of {len(schedules)} schedule(s) (the steps of its phases)",
+        f"at most {memory_budget // (STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules)):.3g} steps",
+    )
     per_schedule = [
         [phase for phase in check_phases(phases, "schedules[i]") for _ in range(phase.steps)] for phases in schedules
     ]
-    longest = max(len(steps) for steps in per_schedule)
     return [tuple(steps[i] if i < len(steps) else None for steps in per_schedule) for i in range(longest)]

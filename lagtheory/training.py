@@ -34,9 +34,12 @@ from numpy.typing import NDArray
 
 from ._validation import check_scaling
 from .exact_recognition import _recognition_trusted, check_max_length
-from .schedules import Phase, step_plan
+from .memory import MEMORY_BUDGET
+from .schedules import Phase, check_phases, step_plan
 
 OPTIMISERS = ("sgd", "adam")
+"""The optimisers of the torch training loop (:class:`TorchGroupOptimiser`); the studies compare both
+(:class:`lagtheory.experiments.exploratory.design.Study`)."""
 
 GradientOracle = Callable[[int, tuple[Phase | None, ...]], NDArray[np.float64]]
 """(step, the phase of each schedule) -> the loss of each schedule at the current parameters,
@@ -71,6 +74,8 @@ def descend(
     gradient: GradientOracle,
     optimiser: Optimiser,
     allow_non_finite: bool = False,
+    *,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> NDArray[np.float64]:
     """Run the schedules in lock-step; return the losses the oracle reported, shape (steps, schedules, ...).
 
@@ -92,6 +97,10 @@ def descend(
         Moves the parameters (:class:`NumpyGradientDescent` or :class:`TorchGroupOptimiser`).
     allow_non_finite : bool, optional
         Record a non-finite loss instead of raising.
+    memory_budget : int, optional
+        The most bytes the step plan and the per-step record may take
+        (:func:`lagtheory.schedules.step_plan`; :data:`lagtheory.memory.MEMORY_BUDGET` by default).
+        Keyword only.
 
     Returns
     -------
@@ -102,9 +111,10 @@ def descend(
     ------
     ValueError
         If ``schedules`` is not a non-empty list of schedules, or (unless ``allow_non_finite``) a
-        running schedule's loss is not finite.
+        running schedule's loss is not finite; before anything is allocated, when the steps would
+        need more than ``memory_budget``.
     """
-    plan = step_plan(schedules)
+    plan = step_plan(schedules, memory_budget=memory_budget)
     losses = []
     for step, phases in enumerate(plan):
         loss = np.asarray(gradient(step, phases), dtype=np.float64)
@@ -407,8 +417,8 @@ class TrajectoryRecorder:
         self.verdicts.append(verdict.recognises)
 
     def trajectory(self, phases: list[Phase]) -> Trajectory:
-        """The recorded run of the schedule ``phases``: one point per step and the start; the phase
-        of each step is read from the schedule's step plan (:func:`lagtheory.schedules.step_plan`).
+        """The recorded run of the schedule ``phases``: one point per step and the start, and the group
+        that each step trains.
 
         Parameters
         ----------
@@ -425,14 +435,14 @@ class TrajectoryRecorder:
         ValueError
             If the number of recorded points is not the schedule's steps plus one.
         """
-        plan = step_plan([phases])
-        if len(self.thetas) != len(plan) + 1:
-            raise ValueError(f"{len(self.thetas)} points were recorded for a schedule of {len(plan)} steps")
+        groups = [phase.group for phase in check_phases(phases) for _ in range(phase.steps)]
+        if len(self.thetas) != len(groups) + 1:
+            raise ValueError(f"{len(self.thetas)} points were recorded for a schedule of {len(groups)} steps")
         return Trajectory(
             theta=np.array(self.thetas),
             u=np.array(self.us),
             loss=np.array(self.losses),
             horizon=np.array(self.horizons, dtype=np.int64),
             recognises=np.array(self.verdicts),
-            phase_of_step=[step[0].group for step in plan],  # type: ignore[union-attr]  # one schedule: never None
+            phase_of_step=groups,
         )

@@ -23,8 +23,9 @@ that resolves nothing), and :func:`check_page` reports, one line each:
   ``+``, ``-`` or ``*`` inside ``$...$`` becomes a bullet and breaks the span);
 * emphasis glued to a word (``base<em>0.316</em>``): a ``*`` in generated text
   read as Markdown emphasis, which drops the ``*`` from what the reader sees;
-* a display equation or a cell's printed output (text or table) that scrolls
-  sideways at 1400 px (the reader has to scroll to see the end of it);
+* a display equation, a cell's printed output, or any table (printed by a cell
+  or written in the prose) that scrolls sideways at 1400 px (the reader has to
+  scroll to see the end of it);
 * an internal label shown as text (``thm-threshold``, ``eq-phase2``,
   ``(emp-languages)``, a tooltip "lem-gradients is cited by ..."): in prose,
   printed output, figure text given as HTML, SVG tooltips and link tooltips
@@ -32,7 +33,8 @@ that resolves nothing), and :func:`check_page` reports, one line each:
 * a "Checked by" or claim-map link whose target a reader cannot see (inside a
   collapsed solution or any hidden element), on this page or another;
 * at a phone's width (390 px): a page wider than the screen (the reader scrolls
-  the whole page sideways).
+  the whole page sideways), and a table wider than two screens (it may scroll in
+  its own box, by one more screen at most).
 
 :func:`check_links` reads the HTML files themselves and reports every internal
 link (``a href``, and ``src``/``href`` of scripts, stylesheets and images) whose
@@ -152,12 +154,14 @@ for (const a of article.querySelectorAll("[title]")) {
     for (const m of tip.matchAll(LABEL)) if (!labels.has(m[0])) labels.set(m[0], "tooltip: " + tip.slice(0, 80));
 }
 for (const [label, where] of labels) found.push(`internal label shown to readers: "${label}" in "${where}"`);
-// Display equations and printed output that scroll sideways.
-for (const el of article.querySelectorAll("mjx-container[display='true'], .cell_output pre, .cell_output table")) {
+// Display equations, printed output and every table (printed by a cell or written in the prose) that
+// scroll sideways.
+for (const el of article.querySelectorAll("mjx-container[display='true'], .cell_output pre, table")) {
     if (!el.checkVisibility()) continue;  // folded: seen only when opened
     const box = el.matches("table") ? (el.closest(".pst-scrollable-table-container") || el) : el;
     if (box.scrollWidth > box.clientWidth + 1) {
-        const what = el.matches("mjx-container") ? "display equation" : el.matches("table") ? "printed table" : "printed output";
+        const what = el.matches("mjx-container") ? "display equation" : el.matches("table")
+            ? (el.closest(".cell_output") ? "printed table" : "table") : "printed output";
         found.push(`${what} scrolls sideways (${box.scrollWidth - box.clientWidth} px hidden): "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 70)}"`);
     }
 }
@@ -191,8 +195,16 @@ return [...new Set(links)];
 # At a phone's width: how far the page reaches past the screen, and the outermost elements that do it.
 _PHONE = r"""
 const width = document.documentElement.clientWidth;
+const found = [];
+// A table may scroll sideways on a phone, inside its own box, but by no more than one more screen.
+for (const table of (document.querySelector("article.bd-article") || document.body).querySelectorAll("table")) {
+    if (!table.checkVisibility()) continue;
+    const box = table.closest(".pst-scrollable-table-container") || table.parentElement;
+    if (table.scrollWidth > 2 * box.clientWidth + 1)
+        found.push(`table wider than two ${width} px phone screens (${table.scrollWidth} px in a ${box.clientWidth} px column): "${(table.textContent || "").trim().replace(/\s+/g, " ").slice(0, 60)}"`);
+}
 const over = document.documentElement.scrollWidth - width;
-if (over <= 1) return [];
+if (over <= 1) return found;
 function inScroller(el) {  // or in a fixed box (the theme's drawers: off the screen until opened)
     for (let a = el; a && a !== document.body; a = a.parentElement) {
         if (getComputedStyle(a).position === "fixed") return true;
@@ -220,7 +232,7 @@ if (culprits.length === 0) {
     culprits.push(...spilling.filter(el => !spilling.some(other => other !== el && el.contains(other))));
 }
 const names = culprits.slice(0, 3).map(el => `<${el.tagName.toLowerCase()}${el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/)[0] : ""}> "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40)}"`);
-return [`page wider than a ${width} px phone screen by ${over} px: ${names.join(", ")}`];
+return [...found, `page wider than a ${width} px phone screen by ${over} px: ${names.join(", ")}`];
 """
 
 _WAIT = r"""

@@ -1,4 +1,4 @@
-"""Check the LaTeX log of the book's PDF: no wide overfull box, no undefined reference.
+"""Check the LaTeX log of the book's PDF: no wide overfull box, no undefined reference, no printed code.
 
 usage: python tests/pdf_log_check.py [_build/latex/lagtheory.log] [--max-overfull-pt 3]
 
@@ -10,7 +10,14 @@ later pass resolved are not counted) and fails (exit status 1) when
   ``\\hbox`` too wide: text or a table cut at the page edge; a ``\\vbox`` too
   high: content run over the footer), or
 * any reference, hyper-reference or citation is undefined (a link that goes
-  nowhere in the PDF).
+  nowhere in the PDF), or
+* a float (a figure with its caption) is too large for a page: LaTeX sets it
+  anyway, and its caption runs into the page's foot, or
+* a chapter prints source code (read from the ``.tex``): the code of a notebook
+  cell (myst-nb's ``cell_input``), or any block highlighted as Python in a
+  document that has notebook cells. The PDF prints the cells' outputs only
+  (``book/_ext/latex_layout.py``); code blocks of the pages about the book (the
+  contributing guide's commands, say) are not chapters' code and stay.
 
 It prints the counts either way: overfull boxes, how many are over 50 pt, the
 widest, and the undefined references, each with its line in the ``.tex`` file
@@ -38,6 +45,7 @@ OVERFULL = re.compile(
     r"(?: in (?:paragraph|alignment) at lines (?P<first>\d+)--\d+| detected at line (?P<at>\d+)"
     r"| has occurred while \\output is active)?"
 )
+FLOAT_TOO_LARGE = re.compile(r"Float too large for page by (?P<points>[0-9.]+)pt on input line (?P<line>\d+)")
 NAME_UNDEFINED = re.compile(
     r"(?P<what>Reference|Hyper reference|Citation) `(?P<name>[^']*)' on page \S+ undefined"
     r"(?: on input line (?P<line>\d+))?"
@@ -110,6 +118,33 @@ def undefined_references(log: str) -> list[Undefined]:
     return found
 
 
+CELL_INPUT = re.compile(r"\\begin\{sphinxuseclass\}\{cell_input\}")
+NOTEBOOK_CELL = re.compile(r"\\begin\{sphinxuseclass\}\{cell\}")
+VERBATIM = re.compile(r"\\begin\{sphinxVerbatim\}.*?\\end\{sphinxVerbatim\}", re.S)
+# Pygments' Python tokens that no printed output has: keywords, names of modules and functions.
+PYTHON_TOKEN = re.compile(r"\\PYG\{(?:k|kn|kc|kd|k\+kn|k\+kc|k\+kd|n\+nn|nf|n\+nf)\}")
+
+
+def printed_code(tex: str) -> list[tuple[int, str]]:
+    """(.tex line, document) of each piece of source code a chapter prints: a notebook cell's code,
+    or a block highlighted as Python in a document that has notebook cells."""
+    starts = chapters_by_line(tex)
+
+    def line_of(position: int) -> int:
+        return tex.count("\n", 0, position) + 1
+
+    notebooks = {where(line_of(m.start()), starts) for m in NOTEBOOK_CELL.finditer(tex)}
+    found = {(line_of(m.start()), where(line_of(m.start()), starts)) for m in CELL_INPUT.finditer(tex)}
+    inputs = {line for line, _ in found}
+    for block in VERBATIM.finditer(tex):
+        line = line_of(block.start())
+        if line - 1 in inputs:  # the code of a cell counted above
+            continue
+        if where(line, starts) in notebooks and PYTHON_TOKEN.search(block.group()):
+            found.add((line, where(line, starts)))
+    return sorted(found)
+
+
 def chapters_by_line(tex: str) -> list[tuple[int, str]]:
     """(first .tex line, document name) of each source document in Sphinx's LaTeX output."""
     starts = []
@@ -149,7 +184,15 @@ def report(log: str, tex: str, max_points: float) -> tuple[list[str], bool]:
         lines.append(f"  overfull \\{b.kind}box {b.points:.1f} pt at {place}")
     for u in undefined:
         lines.append(f"  undefined {u.what} {u.name!r} at .tex line {u.line or '?'} {where(u.line, starts)}")
-    return lines, not wide and not undefined
+    code = printed_code(tex)
+    lines.insert(2, f"source code printed in chapters: {len(code)} blocks")
+    lines += [f"  source code printed at .tex line {line} {doc}" for line, doc in code]
+    floats = [(float(m["points"]), int(m["line"])) for m in FLOAT_TOO_LARGE.finditer(unwrap(log))]
+    lines.insert(3, f"floats too large for a page: {len(floats)}")
+    lines += [
+        f"  float too large by {points:.1f} pt at .tex line {line} {where(line, starts)}" for points, line in floats
+    ]
+    return lines, not wide and not undefined and not code and not floats
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,3 +14,12 @@ def test_engine_cells_are_the_stored_centre_cells():
     for _, cell, task in cells:
         assert isinstance(cell, Cell) and cell.level == "scale=0.3 ratio=1" and cell.optimiser == "sgd"
         assert set(task.parameter_shapes()) and task.name
+
+
+def test_each_certified_twin_names_one_cell_of_its_chapter():
+    import nbformat
+
+    for chapter, _, *markers in bench.CERTIFIED_TWINS:
+        notebook = nbformat.read(bench.ROOT / "book" / f"{chapter}.ipynb", as_version=4)
+        for marker in markers:
+            assert sum(marker in cell.source for cell in notebook.cells if cell.cell_type == "code") == 1, marker

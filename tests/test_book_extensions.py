@@ -52,7 +52,10 @@ def built(source):
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     src = tmp_path_factory.mktemp("tiny")
-    (src / "index.md").write_text("# Tiny\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\nthree\n```\n")
+    (src / "index.md").write_text(
+        "# Tiny\n\nThe opening.\n\n```{toctree}\n:numbered:\none\ntwo\nmap\nrepro\nthree\napi\napi_frames\n```\n\n"
+        "## An aside\n\nIts text.\n"
+    )
     (src / "one.ipynb").write_text(
         notebook(
             [
@@ -90,7 +93,18 @@ def source(tmp_path_factory):
             ]
         )
     )
-    (src / "map.md").write_text("# Map\n\n```{claim-map}\n```\n\nAs {ref}`ex-one` asks.\n")
+    (src / "map.md").write_text(
+        "# Map\n\n```{claim-map}\n```\n\nAs {ref}`ex-one` asks.\n\n"
+        "Tables come from {py:func}`table_frame.table_frame`.\n"
+    )
+    (src / "api.md").write_text(
+        "# API\n\nWhat each module holds.\n\n| module | holds |\n| --- | --- |\n| `table_frame` | frames |\n\n"
+        "```{only} latex\nThe reference is in the HTML.\n```\n\n"
+        "## Its own module\n\n```{eval-rst}\n.. automodule:: claims\n   :members: CheckCell\n```\n"
+    )
+    (src / "api_frames.md").write_text(
+        "# Frames\n\nTables.\n\n## `table_frame`\n\n```{eval-rst}\n.. automodule:: table_frame\n   :members:\n```\n"
+    )
     (src / "repro.md").write_text(
         "# Reproducibility\n\n```{environment-table}\n```\n\n```{book-pdf}\n```\n\n"
         "```{exercise}\n:label: ex-one\nShow it.\n```\n```{solution} ex-one\nThe secret solution.\n```\n"
@@ -118,6 +132,7 @@ def build(src: Path, builder: str) -> Path:
                     "claim_links",
                     "book_pages",
                     "latex_layout",
+                    "sphinx.ext.autodoc",
                 ],
                 "nb_execution_mode": "off",
                 "claim_links_book_dir": ".",
@@ -257,7 +272,8 @@ def test_the_pdf_prints_exercises_without_solutions(source):
 def test_the_pdf_prints_check_outputs_without_their_code(source):
     latex = build(source, "latex")
     tex = "".join(p.read_text() for p in latex.glob("*.tex"))
-    assert r"\PYG{n}{x} \PYG{o}{=} \PYG{l+m+mi}{1}" in tex  # a cell that is not a check keeps its code
+    assert r"\PYG{n}{x}" not in tex  # a cell that is not a check prints its outputs only (here none)
+    assert "cell_input" not in tex
     assert r"\PYG{n+nb}{print}" not in tex  # every check cell's code is left out
     pointers = re.findall(r"The check\\textquotesingle\{\}s code is in (\S+), cell (\d+)\.", tex)
     assert pointers == [
@@ -326,3 +342,59 @@ def test_the_pdf_sets_generated_tables_with_their_widths(source):
     assert r"\begin{longtable}{\X{30}{100}\X{16}{100}\X{36}{100}\X{18}{100}}" in tex  # the claim table
     html = (build(source, "html") / "one.html").read_text()
     assert "colwidths-given" not in html and "longtable" not in html  # the HTML as before
+
+
+def test_the_pdf_leaves_the_api_reference_to_the_html(source):
+    """In the PDF a section that documents a module (automodule) is left out, and a page of the reference
+    left without a table goes whole; the index page keeps its table and its PDF-only pointer; a link to
+    what left becomes plain text. The HTML keeps everything."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert "What each module holds." in tex and "The reference is in the HTML." in tex and "frames" in tex
+    assert "Its own module" not in tex and "A check cell" not in tex  # the index page's module section
+    assert r"\chapter{Frames}" not in tex and "Tables." not in tex  # the page of the reference
+    assert "The frame of a docutils table" not in tex
+    after = tex.split("Tables come from")[1][:300]
+    assert "table_frame.table_frame" not in after and "hyperref" not in after.split("\n")[0]
+    html = build(source, "html")
+    assert "The frame of a docutils table" in (html / "api_frames.html").read_text()
+    assert "The reference is in the HTML." not in (html / "api.html").read_text()
+    assert 'href="api_frames.html#table_frame.table_frame"' in (html / "map.html").read_text()
+
+
+def test_the_pdf_keeps_statements_whole_and_opens_with_one_introduction(source):
+    """A statement and an exercise are each set in one unbreakable box (bookstatement), a proof is
+    not; the root page's opening and sections make one chapter, Introduction, before the others."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    boxes = re.findall(r"\\begin\{bookstatement\}(.*?)\\end\{bookstatement\}", tex, re.S)
+    assert len(boxes) == 3  # the lemma, the theorem, the exercise
+    assert "A lemma." in boxes[0] and "A theorem." in boxes[1] and "Show it." in boxes[2]
+    assert not any("Proof" in box for box in boxes)
+    introduction = tex.index(r"\chapter{Introduction}")
+    assert introduction < tex.index("The opening.") < tex.index(r"\section{An aside}") < tex.index(r"\chapter{One}")
+
+
+def test_the_pdf_opens_each_part_of_the_table_of_contents(source, tmp_path):
+    """Each part of _toc.yml is opened by \\bookpart{caption} before its first chapter."""
+    from types import SimpleNamespace
+
+    from docutils.utils import new_document
+    from latex_layout import parts_in_contents_and_heads
+    from sphinx import addnodes
+    from sphinx_external_toc.parsing import parse_toc_yaml
+
+    toc = tmp_path / "_toc.yml"
+    toc.write_text(
+        "format: jb-book\nroot: index\nparts:\n  - caption: First\n    chapters:\n      - file: one\n      - file: two\n"
+        "  - caption: Second\n    chapters:\n      - file: three\n"
+    )
+    app = SimpleNamespace(
+        builder=SimpleNamespace(format="latex"), env=SimpleNamespace(external_site_map=parse_toc_yaml(toc))
+    )
+    document = new_document("index")
+    for name in ("one", "two", "three"):
+        document += addnodes.start_of_file(docname=name)
+    parts_in_contents_and_heads(app, document, "index")
+    written = [node.astext() if node.tagname == "raw" else node["docname"] for node in document.children]
+    assert written == ["\\bookpart{First}\n", "one", "two", "\\bookpart{Second}\n", "three"]

@@ -111,7 +111,21 @@ DEFECTS = {
         '<div class="cell_output"><div class="pst-scrollable-table-container" style="overflow-x: auto">'
         '<table><tr><td style="min-width: 900px">a wide row</td></tr></table></div></div>',
         "printed table scrolls sideways",
-        (),
+        ("table wider than two",),
+    ),
+    # issue 34, item 5: a table written in the prose that scrolls at 1400 px (the mutation page's 589-783 px)
+    "scrolling prose table": (
+        '<div class="pst-scrollable-table-container" style="overflow-x: auto">'
+        '<table><tr><td style="min-width: 900px">a wide row</td></tr></table></div>',
+        "table scrolls sideways",
+        ("table wider than two",),
+    ),
+    # and a table that a phone shows only by scrolling more than one more screen (1000 px in 390)
+    "table wider than two phone screens": (
+        '<div class="pst-scrollable-table-container" style="overflow-x: auto">'
+        '<table style="width: 1000px"><tr><td>a</td><td>b</td></tr></table></div>',
+        "table wider than two",
+        ("table scrolls sideways",),
     ),
     "scrolling display": (
         '<div class="math"><mjx-container display="true" style="display: block; overflow-x: auto">'
@@ -239,16 +253,12 @@ def test_book_pages_skip_static_assets(tmp_path):
 
 
 def test_boxes_that_scroll_are_listed(driver, tmp_path):
-    """A wide table in the prose scrolls in its container: no defect, but listed for authors to shorten."""
-    wide = (
-        '<div class="pst-scrollable-table-container" style="overflow-x: auto"><table><tr><td style="min-width: 900px">'
-        + "x" * 40
-        + "</td></tr></table></div>"
-    )
+    """A wide block of code in the prose scrolls in its container: no defect, but listed for authors to shorten."""
+    wide = '<div class="highlight"><pre style="overflow-x: auto">' + "x" * 400 + "</pre></div>"
     page = _site(tmp_path, CLEAN_BODY + wide)
     assert browser_check.check_page(driver, page) == []  # a scroll container is no defect
     (listed,) = browser_check.scrolling_boxes(driver)
-    assert listed.startswith("table needs ") and "xxxx" in listed
+    assert listed.startswith("pre needs ") and "xxxx" in listed
 
 
 def test_screenshots_at_both_widths(driver, tmp_path):

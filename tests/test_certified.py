@@ -538,3 +538,83 @@ def test_sampled_phase_moments_against_mpmath():
     quad = J[0] ** 2 * cov[0] + 2 * J[0] * J[1] * cov[1] + J[1] ** 2 * cov[2]
     sd_ref = mpmath.sqrt(4 * 150**2 / mpmath.mpf(1024) * (v_t + quad))
     assert moments.sd_t1.overlaps(arb(mpmath.nstr(sd_ref, 35), 1e-30)) and 2 * float(moments.sd_t1.rad()) < 1e-40
+
+
+def test_a_box_argument_keeps_its_radius():
+    """A ball given as an argument is the box it stands for: the enclosure over t in [1, 2] contains the
+    weight at interior points of the box, not only at its midpoint."""
+    box = C.interval(1, 2)
+    assert C.ball(box) is box
+    weight = C.one_b_weight(10, box)
+    for t in ("1.2", "1.8"):
+        t_mp = mpmath.mpf(t)
+        assert weight.contains(reference(10**t_mp / (10**t_mp + 9)))
+    loss = C.loss_geometric_one_b(0, (-C.interval(3, 4), C.interval(9, 16)), Q, terms=200)
+    for r in (mpmath.mpf("3.2"), mpmath.mpf("3.9")):
+        ref = (
+            mpmath.log(1 + mpmath.exp(-r)) / 2
+            + geometric_sum(lambda n, r=r: mpmath.log(1 + mpmath.exp(r - (r * r + r) / n))) / 2
+        )
+        assert loss.contains(reference(ref))
+
+
+def test_cover_decides_partitions_and_refuses():
+    def inside_unit_disk(balls, box):
+        size = balls[0] * balls[0] + balls[1] * balls[1]  # ** of a ball around 0 is nan in arb
+        if size < 1:
+            return True
+        return False if size > 1 else None
+
+    covered = C.cover(inside_unit_disk, [(Fraction(-1, 2), Fraction(1, 2)), (Fraction(-1, 2), Fraction(1, 2))])
+    assert covered.boxes == 1 and covered.evaluations == 1
+    # x (1 - x) < 0.3 on [0, 1] (its maximum is 1/4): the ball of the whole interval reaches 1, so it is cut
+    covered = C.cover(lambda balls, box: True if balls[0] * (1 - balls[0]) < 0.3 else None, [(0, 1)])
+    assert covered.boxes > 1 and covered.evaluations == 2 * covered.boxes - 1  # a binary tree of cuts
+    with pytest.raises(ValueError, match="false on the box"):
+        C.cover(inside_unit_disk, [(0, 2), (0, 2)])
+    with pytest.raises(ValueError, match="max_boxes"):
+        C.cover(lambda balls, box: None, [(0, 1)], max_boxes=50)
+
+
+@pytest.mark.parametrize("u", [(-1.0, 2.0), (0.5, -0.4), (-40.0, 60.0), (-30.0, 3000.0)])
+def test_strip_certificate_covers_the_strip_and_the_ends_contain_the_limits(u):
+    covered = C.strip_certificate(u)
+    assert covered.boxes >= 1
+    # the two end balls contain the terms far out on the strip (x = +-80, on its edge), in mpmath
+    r = min(mpmath.pi / 2, mpmath.pi / abs(u[1] - u[0]))
+    for end, x in zip(C.strip_end_terms(60, u), (80, -80), strict=True):
+        z = mpmath.mpc(x, r)
+        f = u[0] + (u[1] - u[0]) * sigma(z)
+        miss = sigma(-f)
+        expected = [mpmath.log(1 + mpmath.exp(-f)), miss * sigma(-z), miss * sigma(z), miss * sigma(z) * sigma(-z)]
+        for term, value in zip(end, expected, strict=True):
+            assert term.real.overlaps(reference(value.real)) and term.imag.overlaps(reference(value.imag))
+
+
+def test_the_strip_bound_fails_on_a_strip_four_times_as_wide():
+    # u = (-3, 5): r = pi/8; at 4r the imaginary part of f = u_a + w sigma(z) reaches pi, where sigma(-f) has a
+    # pole: the same bisection then proves |Phi| > M on some rectangle (or cannot decide), and refuses
+    from flint import acb
+
+    u, M = (-3.0, 5.0), C.strip_bounds((-3.0, 5.0))
+    wide = 4 * C.strip_half_width(8)
+
+    def within(balls, box):
+        sizes = [abs(term) for term in C.strip_terms(acb(balls[0], wide * balls[1]), u)]
+        if all(size <= bound for size, bound in zip(sizes, M, strict=True)):
+            return True
+        return False if any(size > bound for size, bound in zip(sizes, M, strict=True)) else None
+
+    with pytest.raises(ValueError, match=r"false on the box|max_boxes"):
+        C.cover(within, [(-10, 10), (-1, 1)], max_boxes=20_000)
+
+
+def test_margin_and_loss_bound_on_whole_intervals():
+    covered = C.margin_certificate(Fraction(1001, 1000), 200)
+    assert covered.boxes > 10
+    with pytest.raises(ValueError):
+        C.margin_certificate(Fraction(1, 2), 2)  # below the threshold the statement is false
+    covered = C.loss_bound_certificate(Fraction(3, 2), Fraction(513, 2), Q)
+    assert covered.boxes >= 1
+    with pytest.raises(ValueError, match="r_low"):
+        C.loss_bound_certificate(0, 1, Q)

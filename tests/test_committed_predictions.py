@@ -13,18 +13,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, training_config
+from lagtheory.experiments.exploratory.design import RATIOS, READOUT_SCALES, training_config
+from lagtheory.experiments.exploratory.records import STUDY_NAMES
 from lagtheory.experiments.exploratory.studies import TRANSFORMER, TRANSFORMER_STUDY_LANGUAGES, study
-from lagtheory.experiments.predictor import evaluation as PE
-from lagtheory.experiments.predictor import transformer as TP
-from lagtheory.experiments.predictor.balance import THRESHOLD, first_step_balance
+from lagtheory.experiments.paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS, PREDICTOR_TRANSFORMER
+from lagtheory.experiments.predictor.balance import THRESHOLD, VALIDATION_RATIOS, VALIDATION_SCALES, first_step_balance
 from lagtheory.experiments.tasks.transformer.task import TRANSFORMER_TRAINING
+from lagtheory.training import OPTIMISERS
 
 ROOT = Path(__file__).resolve().parents[1]
-COEFFICIENTS = json.loads((ROOT / PE.OUTPUT).read_text())["summary"]["baseline_coefficients"]
+COEFFICIENTS = json.loads((ROOT / PREDICTOR_EXPLORATORY).read_text())["summary"]["baseline_coefficients"]
 FILES = {
-    "existing tasks": (ROOT / PE.PREDICTIONS, PE.VALIDATION_SCALES, PE.VALIDATION_RATIOS),
-    "transformer": (ROOT / TP.PREDICTIONS, READOUT_SCALES, RATIOS),
+    "existing tasks": (ROOT / PREDICTOR_PREDICTIONS, VALIDATION_SCALES, VALIDATION_RATIOS),
+    "transformer": (ROOT / PREDICTOR_TRANSFORMER, READOUT_SCALES, RATIOS),
 }
 
 
@@ -65,7 +66,7 @@ def test_every_validation_cell_is_predicted_once(which):
     if which == "transformer":
         tasks = [("transformer", name) for name in TRANSFORMER_STUDY_LANGUAGES]
     else:
-        tasks = [(name, d.name) for name in ("languages", "regression", "icl") for d in study(name).tasks]
+        tasks = [(name, d.name) for name in STUDY_NAMES for d in study(name).tasks]
     expected = {(s, t, o, sc, r) for (s, t), o, sc, r in itertools.product(tasks, OPTIMISERS, scales, ratios)}
     assert set(found) == expected
 

@@ -9,7 +9,7 @@ import scipy.stats
 
 from lagtheory.experiments.confirmatory import analysis as CA
 from lagtheory.experiments.confirmatory.registration import stored_hash
-from lagtheory.experiments.exploratory.reanalysis import load_exploratory
+from lagtheory.experiments.exploratory.records import load_exploratory
 
 
 def test_binary_outcome_by_hand():

@@ -10,7 +10,7 @@ import scipy.stats
 from lagtheory.experiments.confirmatory import predictor as CP
 from lagtheory.experiments.confirmatory.design import GRID_WARM_FRACTION, Run
 from lagtheory.experiments.confirmatory.registration import stored_hash
-from lagtheory.experiments.predictor.evaluation import PREDICTIONS
+from lagtheory.experiments.paths import PREDICTOR_PREDICTIONS
 
 SEEDS = 20
 
@@ -121,7 +121,7 @@ def test_one_class_is_not_estimable_and_bad_records_are_refused():
 
 
 def test_the_committed_predictions_cover_the_registered_validation_cells():
-    committed = json.loads(PREDICTIONS.read_text())["cells"]
+    committed = json.loads(PREDICTOR_PREDICTIONS.read_text())["cells"]
     keys = {CP.prediction_key(p["task"], p["optimiser"], p["readout_scale"], p["ratio"]) for p in committed}
     assert len(keys) == len(committed) == 216
     assert all(math.isfinite(float(p["balance"])) for p in committed)

@@ -10,6 +10,7 @@ import pytest
 
 from lagtheory.experiments.confirmatory import records as R
 from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, EXPLORATORY_SEEDS, stored_hash
+from lagtheory.experiments.paths import CONFIRMATORY_RECORDS
 
 SEEDS = [100000, 100001, 100002, 100003]
 
@@ -85,6 +86,6 @@ def test_committed_records_carry_the_hash_and_their_stage_seeds():
         assert list(record["seeds"]) == list(expected), stage
         assert record["stage"] == stage
     for name in ("analysis.json", "predictor.json"):
-        path = R.FOLDER / name
+        path = CONFIRMATORY_RECORDS / name
         if path.exists():
             assert json.loads(path.read_text())["registration"] == stored_hash(), name

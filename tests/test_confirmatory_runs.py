@@ -1,8 +1,8 @@
-"""The confirmatory study's runner (lagtheory.experiments.confirmatory.design, confirmatory.runs): the
-registered cells and runs, the per-run outcomes by hand, the best-vs-best rule on hand-made runs, and at a
-tiny size (one task, two seeds, eight steps) the command on a 2-worker local cluster: units equal to the
-serial computation, a run equal to the same configuration trained alone, resume, and the registration
-hash carried and enforced."""
+"""The confirmatory study's runner (lagtheory.experiments.confirmatory: design, runs, tuning, stages, and the
+command lagtheory.experiments.run): the registered cells and runs, the per-run outcomes by hand, the
+best-vs-best rule on hand-made runs, and at a tiny size (one task, two seeds, eight steps) every stage through
+the command on a 2-worker cluster: units equal to the serial computation, a run equal to the same
+configuration trained alone, resume, and the registration hash carried and enforced."""
 
 import dataclasses
 import json
@@ -15,11 +15,14 @@ from lagtheory.experiments import run
 from lagtheory.experiments.confirmatory import analysis as CA
 from lagtheory.experiments.confirmatory import design as CD
 from lagtheory.experiments.confirmatory import runs as CR
+from lagtheory.experiments.confirmatory import stages as ST
+from lagtheory.experiments.confirmatory import tuning as TU
 from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, check_record, stored_hash
 from lagtheory.experiments.engine.cells import run_rows
 from lagtheory.experiments.engine.distributed import fingerprint
 from lagtheory.experiments.exploratory.design import TaskDesign, training_config
 from lagtheory.experiments.exploratory.studies import REGRESSION
+from lagtheory.experiments.paths import CONFIRMATORY_RUNS
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.schedules import make_schedule
 
@@ -101,32 +104,33 @@ def test_best_vs_best_selection_and_ties():
         "l3": stored("lag", 0.01, 0.25, "joint", [-4.0, -4.0]),  # best under equal joint-phase steps only
         "l4": stored("lag", 0.1, 0.25, "joint", [-1.0, -1.0]),
     }
-    assert CR.choose(runs, "joint", "total") == {
+    assert TU.choose(runs, "joint", "total") == {
         "schedule": "joint",
         "base_rate": 0.01,
         "warm_fraction": None,
         "accounting": "both",
         "mean": -2.0,
     }
-    assert CR.choose(runs, "lag", "total")["warm_fraction"] == 0.125
-    assert CR.choose(runs, "lag", "joint")["base_rate"] == 0.01
+    assert TU.choose(runs, "lag", "total")["warm_fraction"] == 0.125
+    assert TU.choose(runs, "lag", "joint")["base_rate"] == 0.01
     choices = {
-        "joint total": CR.choose(runs, "joint", "total"),
-        "lag total": CR.choose(runs, "lag", "total"),
-        "lag joint": CR.choose(runs, "lag", "joint"),
+        "joint total": TU.choose(runs, "joint", "total"),
+        "lag total": TU.choose(runs, "lag", "total"),
+        "lag joint": TU.choose(runs, "lag", "joint"),
     }
-    assert CR.best_runs(choices) == [CD.Run("lag", 0.1, 0.125, "total")]  # joint's and the 1/4 one are grid runs
+    assert TU.best_runs(choices) == [CD.Run("lag", 0.1, 0.125, "total")]  # joint's and the 1/4 one are grid runs
     with pytest.raises(ValueError, match="accounting"):
-        CR.choose(runs, "lag", "both")
+        TU.choose(runs, "lag", "both")
 
 
 TINY = ["--tasks", "regression", "--optimisers", "adam", "--levels", "centre", "--seeds", "2", "--steps", "8"]
 
 
-def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tmp_path, monkeypatch):
+def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tmp_path, monkeypatch, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "grid.json"
-    arguments = ["confirmatory", "--stage", "grid", *TINY, "--workers", "2", "--output", str(output), "--quiet"]
+    arguments = ["confirmatory", "--stage", "grid", *TINY, "--scheduler", dask_scheduler, "--output", str(output)]
+    arguments.append("--quiet")
     assert run.main(arguments) == output
     record = json.loads(output.read_text())
     check_record(record)
@@ -172,19 +176,21 @@ def test_grid_stage_on_two_workers_equals_serial_resumes_and_carries_the_hash(tm
     again = json.loads(output.read_text())
     assert again["cells"] == record["cells"]
     # units of another registration are refused, and so is a page that no longer hashes to the stored value
-    monkeypatch.setattr(CR, "stored_hash", lambda: "1" * 64)
-    monkeypatch.setattr(CR, "page_hash", lambda: "1" * 64)
+    monkeypatch.setattr(run, "stored_hash", lambda: "1" * 64)
+    monkeypatch.setattr(run, "page_hash", lambda: "1" * 64)
     with pytest.raises(ValueError, match="written for another payload"):
-        run.main(arguments)
-    monkeypatch.setattr(CR, "page_hash", lambda: "2" * 64)
+        run.main([*arguments, "--overwrite"])
+    monkeypatch.setattr(run, "page_hash", lambda: "2" * 64)
     with pytest.raises(SystemExit):
-        run.main(arguments)
+        run.main([*arguments, "--overwrite"])
 
 
-def test_tuning_then_best_stage(tmp_path, monkeypatch):
+def test_tuning_then_best_stage(tmp_path, monkeypatch, capsys, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     tuning = tmp_path / "tuning.json"
-    CR.main(["--stage", "tuning", *TINY, "--workers", "1", "--output", str(tuning), "--quiet"])
+    run.main(
+        ["confirmatory", "--stage", "tuning", *TINY, "--scheduler", dask_scheduler, "--output", str(tuning), "--quiet"]
+    )
     record = json.loads(tuning.read_text())
     check_record(record)
     assert record["seeds"] == [0, 1]
@@ -201,7 +207,21 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
         ]
         assert choice["mean"] == min(means)
     best = tmp_path / "best.json"
-    CR.main(["--stage", "best", *TINY, "--workers", "1", "--output", str(best), "--tuning", str(tuning), "--quiet"])
+    run.main(
+        [
+            "confirmatory",
+            "--stage",
+            "best",
+            *TINY,
+            "--scheduler",
+            dask_scheduler,
+            "--output",
+            str(best),
+            "--tuning",
+            str(tuning),
+            "--quiet",
+        ]
+    )
     best_record = json.loads(best.read_text())
     check_record(best_record)
     expected = {
@@ -213,7 +233,9 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
     assert best_record["seeds"] == [100000, 100001] and best_record["choices"][name] == choices
     # the analysis reads the runner's records (here with the trial mark removed, which it otherwise refuses)
     grid = tmp_path / "grid.json"
-    CR.main(["--stage", "grid", *TINY, "--workers", "1", "--output", str(grid), "--quiet"])
+    run.main(
+        ["confirmatory", "--stage", "grid", *TINY, "--scheduler", dask_scheduler, "--output", str(grid), "--quiet"]
+    )
     grid_record = json.loads(grid.read_text())
     with pytest.raises(ValueError, match="trial"):
         CA.analyse(grid_record, best_record)
@@ -222,29 +244,69 @@ def test_tuning_then_best_stage(tmp_path, monkeypatch):
         assert result["outcomes"]["failure"][variant][name]["n"] == 2
     assert set(result["window"]["joint"][name]) >= {"ratio", "interval_bonferroni", "verdict"}
     with pytest.raises(SystemExit):  # a tuning record of other cells is refused
-        CR.main(
-            ["--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--tuning", str(tuning), "--quiet"]
-        )
+        run.main(
+            [
+                "confirmatory", "--stage", "best", *TINY[:-2], "--steps", "12", "--output", str(best), "--overwrite",
+                "--tuning", str(tuning), "--quiet",
+            ]
+        )  # fmt: skip
+    assert "--tuning was run with trial flags" in capsys.readouterr().err
 
 
-def test_all_stages_in_order_with_the_same_flags(monkeypatch):
-    original = CR.main
+def test_all_stages_in_order_with_the_same_flags(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no stage written yet
+    original = run.main
     calls = []
-    monkeypatch.setattr(CR, "main", lambda arguments: calls.append(arguments) or arguments[1])
-    assert original(["--workers", "1", "--stage", "all", "--tasks", "regression", "--quiet"]) == "validation"
-    assert calls == [["--stage", stage, "--workers", "1", "--tasks", "regression", "--quiet"] for stage in CR.STAGES]
+    monkeypatch.setattr(run, "main", lambda arguments: calls.append(arguments) or arguments[2])
+    assert (
+        original(["--workers", "1", "confirmatory", "--stage", "all", "--tasks", "regression", "--quiet"])
+        == "validation"
+    )
+    expected = [
+        ["confirmatory", "--stage", stage, "--workers", "1", "--tasks", "regression", "--quiet"] for stage in ST.STAGES
+    ]
+    assert calls == expected
     calls.clear()
-    original(["--stage=all", "--quiet"])
-    assert calls == [["--stage", stage, "--quiet"] for stage in CR.STAGES]
+    original(["confirmatory", "--stage=all", "--quiet"])
+    assert calls == [["confirmatory", "--stage", stage, "--quiet"] for stage in ST.STAGES]
     with pytest.raises(SystemExit):
-        original(["--stage", "all", "--output", "x.json"])
+        original(["confirmatory", "--stage", "all", "--output", "x.json"])
+    # a stage written by the same command is kept (the sweep resumes after it); one written by another
+    # command, or any existing record of a single stage, is refused without --overwrite
+    grid = CONFIRMATORY_RUNS / "grid.json"
+    grid.parent.mkdir(parents=True)
+    grid.write_text(json.dumps({"command": run.command_line(["confirmatory", "--stage", "grid", "--quiet"])}))
+    calls.clear()
+    original(["confirmatory", "--stage", "all", "--quiet"])
+    assert calls == [["confirmatory", "--stage", stage, "--quiet"] for stage in ST.STAGES[1:]]
+    assert "grid.json exists, written by this command; kept" in capsys.readouterr().err
+    calls.clear()
+    original(["confirmatory", "--stage", "all", "--quiet", "--overwrite"])
+    assert calls == [["confirmatory", "--stage", stage, "--quiet", "--overwrite"] for stage in ST.STAGES]
+    for arguments in (["--stage", "all", "--workers", "1", "--quiet"], ["--stage", "grid", "--quiet"]):
+        with pytest.raises(SystemExit):
+            original(["confirmatory", *arguments])
+        err = capsys.readouterr().err
+        assert "grid.json exists" in err and "pass --overwrite" in err
 
 
-def test_validation_stage(tmp_path, monkeypatch):
+def test_validation_stage(tmp_path, monkeypatch, dask_scheduler):
     monkeypatch.setitem(CD.STUDIES, "regression", SMALL_REGRESSION)
     output = tmp_path / "validation.json"
     tiny = ["--tasks", "regression", "--optimisers", "adam", "--seeds", "2", "--steps", "8"]
-    CR.main(["--stage", "validation", *tiny, "--workers", "1", "--output", str(output), "--quiet"])
+    run.main(
+        [
+            "confirmatory",
+            "--stage",
+            "validation",
+            *tiny,
+            "--scheduler",
+            dask_scheduler,
+            "--output",
+            str(output),
+            "--quiet",
+        ]
+    )
     record = json.loads(output.read_text())
     check_record(record)
     calibration = record["calibration"]["regression"]["adam"]
@@ -270,7 +332,8 @@ def test_validation_stage(tmp_path, monkeypatch):
     )
 
 
-def test_bad_arguments_are_refused(capsys):
+def test_bad_arguments_are_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no stage written here
     for bad, message in (
         (["--tasks", "NOPE"], "--tasks must be among"),
         (["--levels", "centre!"], "--levels must be among"),
@@ -280,5 +343,5 @@ def test_bad_arguments_are_refused(capsys):
         (["--levels", "centre", "--stage", "validation"], "the validation stage has its own"),
     ):
         with pytest.raises(SystemExit):
-            CR.main(["--stage", "grid", *bad, "--quiet"])
+            run.main(["confirmatory", "--stage", "grid", *bad, "--quiet"])
         assert message in capsys.readouterr().err

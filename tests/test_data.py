@@ -73,12 +73,12 @@ def test_an_expansion_too_costly_for_bounded_memory_is_refused_naming_the_argume
     assert answer.tail == "bounded" and answer.truncation_length < 100
 
 
-def test_the_evaluation_cap_falls_back_to_the_exact_sum_under_auto(monkeypatch):
+def test_an_expansion_beyond_the_memory_budget_falls_back_to_the_exact_sum_under_auto(monkeypatch):
     theta, u = (0.0, 1.2), (-1.0, 2.0)
     data = Data(PowerLaw(3), "uniform", tol=1e-6)  # the exact sum: N = 1081, 584821 strings
     expanded = population(theta, u, data)
     assert expanded.tail == "expanded"
-    monkeypatch.setattr(heavy_tail, "MAX_EVALUATIONS", 10)
+    monkeypatch.setattr(heavy_tail, "EVALUATION_BYTES", 2**30)  # every expansion beyond the 1 GiB budget
     exact = population(theta, u, data)
     assert exact.tail == "bounded" and exact.truncation_length > expanded.truncation_length
     assert abs(exact.loss - expanded.loss) <= 2 * data.tol

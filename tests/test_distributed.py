@@ -53,7 +53,7 @@ def test_a_local_cluster_writes_the_serial_records_bit_for_bit(tmp_path, serial)
     assert stored["fingerprint"] == fingerprint(UNITS["cell-3"]) and stored["result"] == serial["cell-3"]
 
 
-def test_a_stopped_run_resumes_with_the_unfinished_units_only(tmp_path, serial):
+def test_a_stopped_run_resumes_with_the_unfinished_units_only(tmp_path, serial, dask_scheduler):
     written = []
 
     def stop_after_two(name):
@@ -62,11 +62,11 @@ def test_a_stopped_run_resumes_with_the_unfinished_units_only(tmp_path, serial):
             raise KeyboardInterrupt  # the run is stopped here
 
     with pytest.raises(KeyboardInterrupt):
-        run_units(UNITS, float_work, tmp_path, workers=2, progress=False, on_result=stop_after_two)
+        run_units(UNITS, float_work, tmp_path, scheduler=dask_scheduler, progress=False, on_result=stop_after_two)
     assert set(finished(UNITS, tmp_path)) == set(written)  # whole units only, no temporary file left
     assert not [path for path in tmp_path.iterdir() if path.suffix != ".json"]
     rerun = []
-    results = run_units(UNITS, float_work, tmp_path, workers=2, progress=False, on_result=rerun.append)
+    results = run_units(UNITS, float_work, tmp_path, scheduler=dask_scheduler, progress=False, on_result=rerun.append)
     assert sorted(rerun) == sorted(set(UNITS) - set(written))
     assert as_json(results) == as_json(serial)
 

@@ -26,7 +26,7 @@ from lagtheory.experiments.tasks.languages.task import LanguageRuns, LanguageSet
 from lagtheory.experiments.tasks.sequences import icl as I
 from lagtheory.experiments.tasks.sequences import regression as R
 from lagtheory.experiments.tasks.sequences import softmax_icl as SI
-from lagtheory.schedules import SCHEDULE_NAMES, Phase, ScheduleSettings, make_schedule
+from lagtheory.schedules import AVAILABLE_SCHEDULES, Phase, ScheduleSettings, make_schedule
 from lagtheory.training import NumpyGradientDescent, TorchGroupOptimiser, descend
 
 TOTAL, LR, WARM, BIG = 12, 0.25, 4, 2.0
@@ -200,9 +200,9 @@ def test_seeds_at_once_equal_seeds_one_by_one(case, optimiser, attention_init):
     task = TASK_CASES[case]()
     config = _config(optimiser, attention_init)
     seeds = (3, 0, 7)
-    together = E.run_cell(task, config, SCHEDULE_NAMES, seeds)
+    together = E.run_cell(task, config, AVAILABLE_SCHEDULES, seeds)
     for j, seed in enumerate(seeds):
-        alone = E.run_cell(task, config, SCHEDULE_NAMES, [seed])
+        alone = E.run_cell(task, config, AVAILABLE_SCHEDULES, [seed])
         np.testing.assert_allclose(together.losses[:, j], alone.losses[:, 0], rtol=1e-12, atol=1e-12)
         for name in together.final:
             np.testing.assert_allclose(together.final[name][:, j], alone.final[name][:, 0], rtol=1e-12, atol=1e-12)
@@ -215,15 +215,15 @@ def test_seeds_at_once_equal_seeds_one_by_one(case, optimiser, attention_init):
 def test_schedules_at_once_equal_one_schedule_at_a_time():
     task = TASK_CASES["regression"]()
     config = _config("sgd", "random")
-    together = E.run_cell(task, config, SCHEDULE_NAMES, (0, 1))
-    for k, name in enumerate(SCHEDULE_NAMES):
+    together = E.run_cell(task, config, AVAILABLE_SCHEDULES, (0, 1))
+    for k, name in enumerate(AVAILABLE_SCHEDULES):
         alone = E.run_cell(task, config, [name], (0, 1))
         np.testing.assert_allclose(together.losses[k], alone.losses[0], rtol=1e-12, atol=1e-12)
 
 
 def test_every_schedule_starts_from_the_same_point_and_sees_the_same_data():
     task = TASK_CASES["CONTAINS_AB"]()
-    result = E.run_cell(task, _config("sgd", "random"), SCHEDULE_NAMES, (0, 1))
+    result = E.run_cell(task, _config("sgd", "random"), AVAILABLE_SCHEDULES, (0, 1))
     # before the first step every schedule has the same loss (same parameters, same batch)
     assert np.all(result.losses[:, :, 0] == result.losses[0, :, 0])
     assert np.all(result.traces["attention_moved"][:, :, 0] == 0)
@@ -289,11 +289,11 @@ def test_batched_forwards_equal_the_single_model_paths():
 def test_run_cell_rejects_bad_input():
     task = TASK_CASES["regression"]()
     with pytest.raises(ValueError, match="seeds"):
-        E.run_cell(task, _config("sgd", "zero"), SCHEDULE_NAMES, [])
+        E.run_cell(task, _config("sgd", "zero"), AVAILABLE_SCHEDULES, [])
     with pytest.raises(ValueError, match="name"):
         E.run_cell(task, _config("sgd", "zero"), ["warp"], [0])
     with pytest.raises(TypeError, match="config"):
-        E.run_cell(task, {"steps": 3}, SCHEDULE_NAMES, [0])
+        E.run_cell(task, {"steps": 3}, AVAILABLE_SCHEDULES, [0])
     with pytest.raises(ValueError, match="no witness"):
         E.run_cell(LanguageRuns(TASKS["PARITY"], SMALL_LANGUAGE), _config("sgd", "preset"), ["joint"], [0])
     assert math.isfinite(E.run_cell(task, _config("sgd", "zero"), ["joint"], [0]).losses[0, 0, -1])

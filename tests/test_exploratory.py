@@ -1,4 +1,4 @@
-"""Tests of the exploratory re-analysis (lagtheory.experiments.exploratory.reanalysis).
+"""Tests of the exploratory re-analysis (lagtheory.experiments.exploratory.reanalysis, outcomes).
 
 A hand-made record checks the definitions (a failure at or above the cap, the cap read off the flagged runs,
 McNemar's counts, the differences on the seeds where both succeed). On the stored records, the numbers of issue
@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lagtheory.experiments.exploratory import outcomes as O
 from lagtheory.experiments.exploratory import reanalysis as X
+from lagtheory.experiments.exploratory.records import load_exploratory
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = math.log10(math.log(2.0))
@@ -38,13 +40,13 @@ def _record():
 
 def test_failure_definitions_on_a_hand_made_record():
     record = _record()
-    assert X.failure_cap(record, "T") == CAP
+    assert O.failure_cap(record, "T") == CAP
     name = "T/sgd/main/x"
-    assert X.failures(record, name, "joint").tolist() == [False, True, True, True, False, False]
-    assert X.failures(record, name, "lag").tolist() == [False, False, True, False, False, False]
-    joint_only, lag_only, p = X.failure_test(record, name)
+    assert O.failures(record, name, "joint").tolist() == [False, True, True, True, False, False]
+    assert O.failures(record, name, "lag").tolist() == [False, False, True, False, False, False]
+    joint_only, lag_only, p = O.failure_test(record, name)
     assert (joint_only, lag_only) == (2, 0) and p == pytest.approx(0.5)  # binomtest(2, 2, 1/2)
-    d = X.conditional_differences(record, name)
+    d = O.conditional_differences(record, name)
     expected = [math.log10(0.2) - math.log10(0.1), 0.0, math.log10(0.6) - math.log10(math.log(2.0) * (1 - 1e-9))]
     assert np.allclose(d, expected, rtol=0, atol=1e-15)
 
@@ -54,16 +56,16 @@ def test_a_record_without_one_cap_is_refused():
     record["cells"]["T/sgd/main/x"]["values"]["log10_test_loss"]["lag"][2] = CAP - 0.1
     record["cells"]["T/sgd/main/x"]["values"]["test_loss"]["lag"][2] = 10.0
     with pytest.raises(ValueError, match="one cap"):
-        X.failure_cap(record, "T")
+        O.failure_cap(record, "T")
 
 
 @pytest.fixture(scope="module")
 def records():
-    return X.load_exploratory(ROOT / "book" / "data")
+    return load_exploratory(ROOT / "book" / "data")
 
 
 def test_the_issue_failure_counts_come_out_again(records):
-    found = X.failure_summary(records)
+    found = O.failure_summary(records)
     assert (found["joint"], found["lag"], found["runs"]) == (1760, 541, 13_500)
     assert (found["fewer"], found["more"]) == (51, 0)
     assert round(100 * found["adam_language_joint_rate"], 1) == 14.6

@@ -7,6 +7,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+import sympy as sp
 
 from lagtheory import BinomialCount, Data, OneB, PowerLaw, UniformCount, population
 from lagtheory.heavy_tail import string_bounds, tail_expansion
@@ -275,3 +276,65 @@ def test_outer_bound_and_truncation_are_the_theorem_s(s, t, w, A, N0):
         for sbar, package in [(lambda x: 1, truncation_plain), (mpmath.log, truncation_log)]:
             stated = K * mpmath.quad(lambda x, sbar=sbar: x**-s * sbar(x), [end, mpmath.inf]) / zeta_s
             assert package == pytest.approx(float(stated), rel=1e-9, abs=0)
+
+
+def test_quadrature_bound_of_the_outer_integral_is_the_book_s():
+    # per panel of length L in v = log x: gamma_8 L (L/R)^16 times the integrand's bound on the v-disks of
+    # radius R = log(1 + rho1), (1 + rho1) K (1 - rho1)^-s e^((1 - s) a) / zeta(s) at the panel's left end a
+    # (times log(e^(a + L) (1 + rho1)) + phi for the log-weighted term), written out in mpmath
+    from lagtheory.heavy_tail import _outer_geometry, _plan_outer_integral, _Problem, count_tail
+
+    s, t, w, A, N0 = 6.0, 1.2, 3.0, 4, 256
+    counts, law = UniformCount(), PowerLaw(s)
+    problem = _Problem(
+        law, counts, count_tail(counts), -1.0, w - 1.0, t, True, math.pi / w, string_bounds(-1.0, w - 1.0)
+    )
+    rho1, phi, K = _outer_geometry(problem, N0, A)
+    edges, _, (plain, logged) = _plan_outer_integral(problem, N0, rho1, phi, K, 1e-14)
+    with mpmath.workdps(30):
+        gamma = mpmath.factorial(8) ** 4 / (17 * mpmath.factorial(16) ** 2)
+        radius = mpmath.log1p(rho1)
+        width = mpmath.mpf(float(edges[1])) - mpmath.mpf(float(edges[0]))
+        front = (1 + rho1) * K * (1 - mpmath.mpf(rho1)) ** -s / mpmath.zeta(s)
+        panels = [front * mpmath.exp((1 - s) * mpmath.mpf(float(a))) for a in edges[:-1]]
+        per_panel = gamma * width * (width / radius) ** 16
+        stated_plain = per_panel * mpmath.fsum(panels)
+        stated_log = per_panel * mpmath.fsum(
+            value * (mpmath.mpf(float(a)) + width + radius + phi) for value, a in zip(panels, edges[:-1], strict=True)
+        )
+    assert plain == pytest.approx(float(stated_plain), rel=1e-9, abs=0)
+    assert logged == pytest.approx(float(stated_log), rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize(("q", "J", "N0"), [(0.3, 4, 256), (0.5, 8, 512), (0.1, 6, 1024)])
+def test_binomial_inner_bound_is_the_book_s(q, J, N0):
+    # thm-tail-expansion item 1, binomial k: e (J + 1) / (rho_q^J (1 - (1 - q)^N0)) sum_{n > N0} pi(n) sbar(n)
+    # mu_J^+(n) / n^J per unit of M, the sum bounded by its integral from N0; mu_J^+ from the cumulants of a
+    # Bernoulli(q) in sympy (the moment recursion run with |c_i|), not from the package
+    from lagtheory.heavy_tail import _Problem, count_tail
+
+    s, w = 3.0, 3.0
+    counts = BinomialCount(q)
+    problem = _Problem(
+        PowerLaw(s), counts, count_tail(counts), -1.0, w - 1.0, 0.5, True, math.pi / w, string_bounds(-1.0, w - 1.0)
+    )
+    plain, logged = count_tail(counts).inner_bound(problem, N0, J)
+    x, v, qq = sp.symbols("x v q", positive=True)
+    log_mgf = sp.log(1 - qq + qq * sp.exp(v))
+    c = [0] + [sp.diff(log_mgf, v, i).subs(v, 0).subs(qq, sp.Rational(str(q))) for i in range(1, J + 1)]
+    mu = [sp.Integer(1), sp.Integer(0)]  # central moments of Binomial(x, q) from the cumulants x c_i (i >= 2)
+    for m in range(2, J + 1):
+        mu.append(sp.expand(sum(sp.binomial(m - 1, i - 1) * x * abs(c[i]) * mu[m - i] for i in range(2, m + 1))))
+    upper = sp.Poly(mu[J], x).all_coeffs()[::-1]  # in x^0, x^1, ...
+    with mpmath.workdps(30):
+        rho_q = mpmath.sin(mpmath.pi / w / 2) * min(q, 1 - q)
+        factor = mpmath.e * (J + 1) / (rho_q**J * mpmath.zeta(s) * (1 - (1 - mpmath.mpf(q)) ** N0))
+        for sbar, package in [(lambda y: 1, plain), (mpmath.log, logged)]:
+            integral = mpmath.fsum(
+                mpmath.mpf(sp.Rational(coefficient).p)
+                / sp.Rational(coefficient).q
+                * mpmath.quad(lambda y, i=i, sbar=sbar: y ** (i - J - s) * sbar(y), [N0, mpmath.inf])
+                for i, coefficient in enumerate(upper)
+                if coefficient > 0
+            )
+            assert package == pytest.approx(float(factor * integral), rel=1e-9, abs=0)

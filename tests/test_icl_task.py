@@ -30,7 +30,7 @@ from scipy.optimize import minimize_scalar
 from lagtheory.experiments.engine import cells as E
 from lagtheory.experiments.tasks.sequences import icl as I
 from lagtheory.experiments.tasks.sequences.driver import STREAM_CHUNK
-from lagtheory.schedules import SCHEDULE_NAMES
+from lagtheory.schedules import AVAILABLE_SCHEDULES
 
 
 def prompt(inputs: list[list[float]], labels: list[float], query: list[float]) -> I.PromptBatch:
@@ -249,12 +249,12 @@ def _config(**changes) -> E.TrainingConfig:
 
 def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -> None:
     task = I.ICLTask(SMALL)
-    runs = E.run_cell(task, _config(), SCHEDULE_NAMES, (2,))
+    runs = E.run_cell(task, _config(), AVAILABLE_SCHEDULES, (2,))
     assert len(set(runs.losses[:, 0, 0].tolist())) == 1
-    lead, lag = SCHEDULE_NAMES.index("lead"), SCHEDULE_NAMES.index("lag")
+    lead, lag = AVAILABLE_SCHEDULES.index("lead"), AVAILABLE_SCHEDULES.index("lag")
     again = E.run_cell(task, _config(), ["lead"], (2,))
     np.testing.assert_allclose(again.losses[0], runs.losses[lead], rtol=1e-12, atol=0)
-    assert runs.metrics["test_errors"].shape == (len(SCHEDULE_NAMES), 1, 2)
+    assert runs.metrics["test_errors"].shape == (len(AVAILABLE_SCHEDULES), 1, 2)
     # lead freezes the output group for warm_steps steps, lag the attention group
     assert np.all(runs.traces["label_value"][lead, 0, :3] == runs.traces["label_value"][lead, 0, 0])
     assert np.all(runs.traces["key_query_trace"][lag, 0, :3] == runs.traces["key_query_trace"][lag, 0, 0])

@@ -10,11 +10,13 @@ raw transition tables (cycles of the maps q -> delta*(q, w)).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import itertools
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -28,6 +30,7 @@ from lagtheory.languages import (
     CONTAINS_AB,
     CONTAINS_B,
     EVEN_PAIRS,
+    EXPERIMENT_LANGUAGES,
     FIRST,
     LANGUAGES,
     PARITY,
@@ -427,3 +430,43 @@ def test_certificate_agrees_with_cycles_of_word_maps(dfa: DFA) -> None:
         assert _cycle_lcm(_map_of(minimal, witness)) == certificate.period >= 2
         # Shortest witness: no shorter word has a cycle of length >= 2.
         assert all(len(word) >= len(witness) for word in counters)
+
+
+# Independent definitions of the experiments' languages, and the alphabet each is checked over.
+EXPERIMENT_PREDICATES: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "CONTAINS_B_NOT_C": ("abcdefgh", lambda w: "b" in w and "c" not in w),
+    "LAST_B": ("ab", lambda w: w.endswith("b")),
+    "TWO_B": ("ab", lambda w: w.count("b") >= 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENT_PREDICATES))
+def test_the_experiments_languages_are_minimal_star_free_and_match_their_definitions(name: str) -> None:
+    alphabet, predicate = EXPERIMENT_PREDICATES[name]
+    dfa = EXPERIMENT_LANGUAGES[name]
+    assert tuple(dfa.alphabet) == tuple(alphabet) and dfa.minimise() == dfa
+    for n in range(5 if len(alphabet) > 2 else MAX_LENGTH + 1):
+        for letters in itertools.product(alphabet, repeat=n):
+            word = "".join(letters)
+            assert dfa.accepts(word) == predicate(word), (name, word)
+    assert is_star_free(dfa).star_free is True
+
+
+def test_every_language_of_the_experiments_has_an_independent_definition() -> None:
+    undefined = sorted(set(EXPERIMENT_LANGUAGES) - set(EXPERIMENT_PREDICATES))
+    assert not undefined, f"give {undefined} an independent predicate in EXPERIMENT_PREDICATES (this file)"
+    assert set(EXPERIMENT_PREDICATES) <= set(EXPERIMENT_LANGUAGES) and not set(EXPERIMENT_LANGUAGES) & set(LANGUAGES)
+
+
+def test_every_dfa_of_the_package_is_defined_in_lagtheory_languages() -> None:
+    """The one home of the package's languages: no other module builds a DFA (lagtheory/dfa.py, the class
+    itself, builds its minimisation and quotient)."""
+    package = Path(__file__).resolve().parents[1] / "lagtheory"
+    builders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).as_posix() in ("languages.py", "dfa.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "DFA":
+                builders.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert builders == []

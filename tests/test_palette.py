@@ -251,8 +251,6 @@ def takes_the_palette(source: str) -> bool:
 
 
 ADOPTED_BY_OWNERS = {
-    "verdict": "issue 31 (h31) adopts the palette in the verdict chapter",
-    "confirmatory": "issue 31 (h31) adopts the palette in the confirmatory chapter",
     "empirical_transformer": "issue 32 (h32) adopts the palette in the transformer chapter",
 }
 
@@ -283,3 +281,93 @@ def test_every_figure_cell_takes_the_palette(chapter: Path) -> None:
             found.append("draws a figure but takes nothing from lagtheory.palette nor calls a figure module")
         problems += [f"cell {number}: {problem}" for problem in found]
     assert not problems, f"{chapter.name}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("module", FIGURE_MODULES, ids=lambda path: path.stem)
+def test_every_figure_module_takes_the_palette(module: Path) -> None:
+    source = module.read_text()
+    problems = colour_problems(source)
+    if not re.search(r"^from (?:lagtheory|\.+) import (?:.*\b)?palette\b", source, re.M):
+        problems.append("does not import lagtheory.palette")
+    assert not problems, f"{module.name}:\n" + "\n".join(problems)
+
+
+PRINTED_TEXT_WIDTH = 6.5
+"""Inches a figure is printed at in the PDF when it is wider (Sphinx's LaTeX text width on letter paper)."""
+SMALLEST_PRINTED_POINTS = 7.0
+TALLEST_PRINTED_INCHES = 7.5
+"""A figure printed taller than this leaves no room on the page for a caption of five lines (the text is
+about 8.5 in high): LaTeX then runs the caption into the page's foot."""
+
+
+def palette_rgb() -> set[tuple[float, ...]]:
+    names = [getattr(palette, name) for name in PALETTE_NAMES]
+    colours = [c for c in names if isinstance(c, str) and c.startswith("#")]
+    colours += [
+        c
+        for group in names
+        if isinstance(group, tuple | dict)
+        for c in (group.values() if isinstance(group, dict) else group)
+    ]
+    return {tuple(round(x, 4) for x in to_rgb(c)) for c in colours}
+
+
+def drawn_colours(fig) -> list[tuple[str, tuple[float, ...]]]:
+    """Every colour the figure's own artists are drawn in (not the axes' frame and ticks)."""
+    found = []
+    for ax in fig.axes:
+        for line in ax.lines:
+            found.append(("line", to_rgb(line.get_color())))
+        for patch in ax.patches:
+            if patch.get_fill():
+                found.append(("patch face", to_rgb(patch.get_facecolor())))
+            found.append(("patch edge", to_rgb(patch.get_edgecolor())))
+        for collection in ax.collections:
+            if collection.get_array() is not None:  # coloured by a colour map (the colour bar's)
+                found.append(("colour map " + collection.get_cmap().name, to_rgb(collection.get_cmap()(0.0))))
+            else:
+                found += [("collection", tuple(rgba[:3])) for rgba in collection.get_facecolors()]
+        for text in ax.texts:
+            found.append(("text", to_rgb(text.get_color())))
+    return found
+
+
+@pytest.mark.parametrize("study", ["languages", "icl"])
+def test_the_heat_maps_take_the_palette_and_print_legibly_on_one_page(study: str) -> None:
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from lagtheory.experiments.exploratory import figures
+
+    record = json.loads((ROOT / "book" / "data" / f"summary_{study}.json").read_text())
+    fig = figures.heat_maps(record, "lag", limit=1.0)
+    allowed = palette_rgb()
+    strays = {f"{kind} {c}" for kind, c in drawn_colours(fig) if tuple(round(x, 4) for x in c) not in allowed}
+    assert not strays, strays
+    images = [image for ax in fig.axes for image in ax.images]
+    assert images and all(image.get_cmap() is palette.EFFECT for image in images)
+    scale = min(1.0, PRINTED_TEXT_WIDTH / fig.get_figwidth())
+    smallest = min(text.get_fontsize() for ax in fig.axes for text in ax.texts) * scale
+    tall = fig.get_figheight() * scale
+    plt.close(fig)
+    assert smallest >= SMALLEST_PRINTED_POINTS, f"cell values print at {smallest:.1f} pt"
+    assert tall <= TALLEST_PRINTED_INCHES, f"the figure prints {tall:.2f} in tall"
+
+
+def test_the_budget_curves_take_the_palette() -> None:
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from lagtheory.experiments.exploratory import figures
+
+    record = json.loads((ROOT / "book" / "data" / "summary_languages.json").read_text())
+    fig, ax = plt.subplots()
+    figures.budget_curves(ax, record, "lag", "sgd")
+    allowed = palette_rgb()
+    strays = {f"{kind} {c}" for kind, c in drawn_colours(fig) if tuple(round(x, 4) for x in c) not in allowed}
+    styles = {(line.get_color(), line.get_linestyle(), line.get_marker()) for line in ax.lines}
+    plt.close(fig)
+    assert not strays, strays
+    assert len(styles) == len(ax.lines)  # six tasks, six distinct lines

@@ -89,3 +89,55 @@ def test_boxes_in_the_index_and_contents_are_not_placed_in_a_chapter():
     assert any("95.6 pt at index, line 2" in line for line in lines)
     assert any("9.0 pt at .tex line 5 book/verdict" in line for line in lines)
     assert not any("95.6" in line and "book/" in line for line in lines)
+
+
+CELL = r"\begin{sphinxuseclass}{cell}"
+INPUT = r"\begin{sphinxuseclass}{cell_input}"
+PYTHON = (
+    "\\begin{sphinxVerbatim}[commandchars=\\\\\\{\\}]\n\\PYG{k+kn}{import} \\PYG{n+nn}{numpy}\n\\end{sphinxVerbatim}"
+)
+OUTPUT = "\\begin{sphinxVerbatim}[commandchars=\\\\\\{\\}]\nchecked: 3 \\PYGZlt{} 4\n\\end{sphinxVerbatim}"
+CLEAN = "Output written on lagtheory.pdf (3 pages).\n"
+
+
+def chapter_tex(*setting: str, verdict: tuple[str, ...] = (), contributing: tuple[str, ...] = ()) -> str:
+    return "\n".join(
+        [
+            r"\label{\detokenize{book/setting::doc}}",
+            *setting,
+            r"\label{\detokenize{book/verdict::doc}}",
+            *verdict,
+            r"\label{\detokenize{book/contributing::doc}}",
+            *contributing,
+        ]
+    )
+
+
+def test_a_chapter_that_prints_a_cells_code_fails():
+    tex = chapter_tex(CELL, OUTPUT, verdict=(CELL, INPUT, PYTHON))
+    lines, ok = P.report(CLEAN, tex, max_points=3.0)
+    assert not ok
+    assert "source code printed in chapters: 1 blocks" in lines
+    assert any("source code printed at .tex line 8 book/verdict" in line for line in lines)
+
+
+def test_python_in_a_notebook_chapter_fails_even_outside_a_cell():
+    lines, ok = P.report(CLEAN, chapter_tex(CELL, OUTPUT, PYTHON), max_points=3.0)
+    assert not ok and any("book/setting" in line and "source code printed" in line for line in lines)
+
+
+def test_outputs_and_the_contributing_guides_code_pass():
+    """A cell's output is not code; a page about the book (no notebook cells) may show Python."""
+    tex = chapter_tex(CELL, OUTPUT, verdict=(CELL, OUTPUT), contributing=(PYTHON,))
+    lines, ok = P.report(CLEAN, tex, max_points=3.0)
+    assert ok and "source code printed in chapters: 0 blocks" in lines
+
+
+def test_a_float_too_large_for_its_page_fails_in_its_chapter():
+    """A figure and its caption taller than the page: LaTeX only warns, and the caption runs into the
+    page's foot (the languages chapter's heat maps, 42 pt too tall)."""
+    log = "LaTeX Warning: Float too large for page by 42.33018pt on input line 6.\n"
+    lines, ok = P.report(log, TEX, max_points=3.0)
+    assert not ok
+    assert "floats too large for a page: 1" in lines
+    assert any("float too large by 42.3 pt at .tex line 6 book/verdict" in line for line in lines)

@@ -109,3 +109,14 @@ def test_bad_input_names_the_argument(kwargs, match):
 def test_wrong_type():
     with pytest.raises(TypeError, match="n must be"):
         pooled_weight("ten", 1, 0.0)
+
+
+@pytest.mark.parametrize(("n", "t"), [(10**18, 3.0), (10**12, 4.0), (10**9, -3.0), (2, 60.0)])
+def test_derivative_where_p_is_within_rounding_of_0_or_1(n, t):
+    # |z| > 37: p (1 - p) formed as expit(z) (1 - expit(z)) cancels to 0 (or loses every digit), the form of
+    # the docstring, expit(z) expit(-z), keeps them; against 50-digit mpmath of log(n) p (1 - p)
+    with mpmath.workdps(50):
+        n_mp, t_mp = mpmath.mpf(n), mpmath.mpf(t)
+        p = n_mp**t_mp / (n_mp**t_mp + n_mp - 1)
+        exact = mpmath.log(n_mp) * p * (1 - p)
+    assert pooled_weight_dt(n, 1, t) == pytest.approx(float(exact), rel=1e-12, abs=0)

@@ -15,9 +15,9 @@ import pytest
 from lagtheory.experiments.exploratory import calibration as CB
 from lagtheory.experiments.exploratory import design as DS
 from lagtheory.experiments.exploratory import records as RC
+from lagtheory.experiments.exploratory import runner as RN
 from lagtheory.experiments.exploratory import studies as ST
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting
-from lagtheory.schedules import SCHEDULE_NAMES
 
 SMALL = dataclasses.replace(
     ST.REGRESSION,
@@ -36,7 +36,7 @@ SEEDS = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def record():
-    return ST.run_study(SMALL, SEEDS, "test")
+    return RN.run_study(SMALL, SEEDS, "test")
 
 
 def test_the_sweep_holds_the_stated_cells():
@@ -60,7 +60,7 @@ def test_the_sweep_holds_the_stated_cells():
     low = row["ratio=10 base*0.316"]
     assert math.isclose(low.attention_lr, 0.5 / math.sqrt(10) * math.sqrt(10)) and low.output_scale == 0.3
     centre = next(cell for cell in cells if DS.is_centre(cell))
-    assert centre.schedules == SCHEDULE_NAMES and centre.training.output_scale == 0.3
+    assert centre.schedules == DS.COMPARED_SCHEDULES and centre.training.output_scale == 0.3
     # geometric-mean parametrisation: attention base sqrt(r), output base / sqrt(r)
     corner = next(cell for cell in cells if cell.level == "scale=3 ratio=10")
     assert math.isclose(corner.training.attention_lr, 0.1 * math.sqrt(10)) and math.isclose(
@@ -104,7 +104,7 @@ def test_record_holds_every_seed_and_the_configuration(record, tmp_path):
     assert set(loaded["versions"]) == {"lagtheory", "torch", "numpy", "scipy", "python"}
     centre = loaded["cells"][DS.centre_name("regression", "adam")]
     assert centre["configuration"]["setting"]["test_sizes"] == [4, 12]
-    for schedule in SCHEDULE_NAMES:
+    for schedule in DS.COMPARED_SCHEDULES:
         assert len(centre["values"]["log10_test_loss"][schedule]) == 3
         assert np.array(centre["values"]["test_errors"][schedule]).shape == (3, 2)
         assert len(centre["curves"]["loss"][schedule]) == 12
@@ -120,7 +120,7 @@ def test_record_holds_every_seed_and_the_configuration(record, tmp_path):
 def test_a_stored_cell_reruns_alone_to_its_values(record):
     name = "regression/sgd/budget/T*4"
     configuration = record["cells"][name]["configuration"]
-    fresh = ST.rerun(SMALL, configuration, ["lag"], [1])
+    fresh = RN.rerun(SMALL, configuration, ["lag"], [1])
     assert RC.mismatches(record, name, fresh, ["lag"], [1], rtol=1e-10) == []
     changed = json.loads(json.dumps(record))
     changed["cells"][name]["values"]["log10_test_loss"]["lag"][1] *= 1.001
@@ -130,19 +130,19 @@ def test_a_stored_cell_reruns_alone_to_its_values(record):
 def test_reproduce_reruns_a_seeded_sample_and_finds_a_changed_value(record):
     """The chapters' reproduction check: the sample of records.reproduction_sample, each re-run alone and
     compared; a stored value changed by a relative 1e-3 is named for exactly the run that holds it."""
-    found = ST.reproduce(SMALL, record, 7, cells=2, rtol=1e-10)
+    found = RN.reproduce(SMALL, record, 7, cells=2, rtol=1e-10)
     assert [(r.cell, r.schedules, r.seeds) for r in found] == RC.reproduction_sample(record, 7, cells=2)
     assert all(r.different == [] for r in found)
     first = found[0]
     changed = json.loads(json.dumps(record))
     changed["cells"][first.cell]["values"]["log10_test_loss"][first.schedules[1]][first.seeds[0]] *= 1.001
-    again = ST.reproduce(SMALL, changed, 7, cells=2, rtol=1e-10)
+    again = RN.reproduce(SMALL, changed, 7, cells=2, rtol=1e-10)
     assert [r.different for r in again] == [[f"log10_test_loss of {first.schedules[1]}"], []]
 
 
 def test_failed_runs_are_compared_on_the_capped_metric_only(record):
     name = "regression/sgd/budget/T*4"
-    fresh = ST.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])
+    fresh = RN.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])
     changed = json.loads(json.dumps(record))
     values = changed["cells"][name]["values"]
     # a finite run below the cap: a relative change of 1e-3 in its loss is a mismatch
@@ -165,7 +165,7 @@ def test_failed_runs_are_compared_on_the_capped_metric_only(record):
 
 def test_log_metric_near_zero_is_compared_absolutely(record):
     name = "regression/sgd/budget/T*4"
-    fresh = ST.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])
+    fresh = RN.rerun(SMALL, record["cells"][name]["configuration"], ["lag"], [1])
     changed = json.loads(json.dumps(record))
     # log10 of a loss of 0.9991: a relative change of 2e-8 in the loss moves the log10 by about 1e-8,
     # a relative change of the log10 of 2.6e-5; within an absolute 1e-6
@@ -186,4 +186,4 @@ def test_bad_records_are_refused(record):
     with pytest.raises(ValueError, match="name"):
         ST.study("nonsense")
     with pytest.raises(ValueError, match="schedules"):
-        ST.rerun(SMALL, record["cells"]["regression/sgd/budget/T*4"]["configuration"], ["lead"], [0])
+        RN.rerun(SMALL, record["cells"]["regression/sgd/budget/T*4"]["configuration"], ["lead"], [0])

@@ -5,12 +5,16 @@ margin at ratio 1."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from lagtheory.experiments.exploratory import regimes as G
-from lagtheory.experiments.exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES, centre_name, main_level
+from lagtheory.experiments.exploratory.design import RATIOS, READOUT_SCALES, centre_name, main_level
 from lagtheory.experiments.exploratory.records import reproduction_sample
+from lagtheory.training import OPTIMISERS
 
 SEEDS = list(range(30))
 BUDGETS = [0.25, 0.5, 2.0, 4.0]
@@ -86,7 +90,7 @@ def test_grid_effects_and_verdicts_follow_the_built_differences(higher_is_better
         counts = G.verdict_counts([c for name, c in family.items() if "/main/" in name])
         assert counts == {"helps": 10, "hurts": 10, "equivalent": 5, "undetermined": 0}
         budget = G.regime_summary(record, family, "budget")
-        assert sorted(budget["helps"]) == sorted(f"T*{f:g}" for f in BUDGETS)
+        assert sorted(budget["helps"]) == sorted(G.level_label(f"T*{f:g}") for f in BUDGETS)  # as printed: T/4 .. 4T
 
 
 def test_primary_family_is_the_centre_of_each_optimiser():
@@ -134,3 +138,16 @@ def test_record_summary_lines_by_hand():
     assert lines[2] == "3 paired seeds; margin 0.1000: " + "a rule " * 8 + "a"
     assert lines[3] == ("rule " + "a rule " * 11).strip()
     assert lines[4:] == ["2 cells; written by: python -m x"]
+
+
+def test_every_budget_and_base_rate_level_prints_without_a_star():
+    """The design's level names (T*2, ratio=1 base*0.316) print as 2T and ratio 1, base/3.16: a T* next to
+    the three-phase chapter's step count T^star read as the same symbol (issue 34)."""
+    assert G.level_label("T*0.25") == "T/4" and G.level_label("T*2") == "2T"
+    assert G.level_label("ratio=10 base*0.316") == "ratio 10, base/3.16"
+    assert G.level_label("ratio=3 base*3.16") == "ratio 3, 3.16 base"
+    assert G.level_label("preset") == "preset" and G.level_label("joint") == "joint"
+    record = json.loads((Path(__file__).resolve().parents[1] / "book" / "data" / "summary_languages.json").read_text())
+    levels = {cell["configuration"]["level"] for cell in record["cells"].values()}
+    assert {"T*0.25", "T*4", "ratio=0.1 base*0.316"} <= levels  # the study's own names
+    assert all("*" not in G.level_label(level) for level in levels)

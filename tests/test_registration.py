@@ -11,44 +11,51 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import json
 import math
 from pathlib import Path
 
 import pytest
 
+from lagtheory.experiments.confirmatory import planning as PL
 from lagtheory.experiments.confirmatory import registration as G
-from lagtheory.experiments.exploratory.reanalysis import load_exploratory
+from lagtheory.experiments.exploratory.records import load_exploratory
+from lagtheory.experiments.paths import (
+    PREDICTOR_EXPLORATORY,
+    REGISTRATION_HASH,
+    REGISTRATION_PAGE,
+    REGISTRATION_TRANSFORMER_HASH,
+)
 from lagtheory.experiments.predictor import balance as P
-from lagtheory.experiments.predictor import evaluation as V
 from lagtheory.experiments.statistics import power as W
 from lagtheory.reporting import statistic
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / G.PAGE
+PAGE = ROOT / REGISTRATION_PAGE
 TEXT = PAGE.read_text(encoding="utf-8")
 SECTION = G.registered_section(TEXT)
 
 
 def test_the_registered_section_hashes_to_the_stored_value():
-    assert G.page_hash(PAGE) == G.stored_hash(ROOT / G.HASH_FILE)
+    assert G.page_hash(PAGE) == G.stored_hash(ROOT / REGISTRATION_HASH)
 
 
 def test_the_hash_by_a_second_path():
     raw = PAGE.read_bytes().replace(b"\r\n", b"\n")
     begin = raw.index(G.BEGIN.encode() + b"\n") + len(G.BEGIN) + 1
     end = raw.index(b"\n" + G.END.encode()) + 1
-    assert hashlib.sha256(raw[begin:end]).hexdigest() == G.stored_hash(ROOT / G.HASH_FILE)
+    assert hashlib.sha256(raw[begin:end]).hexdigest() == G.stored_hash(ROOT / REGISTRATION_HASH)
 
 
 def test_the_page_quotes_the_stored_hash_outside_the_section():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     outside = TEXT.split(G.END)[1]
     assert stored in outside and stored not in SECTION
 
 
 def test_a_one_character_change_inside_is_caught():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     at = TEXT.index("100000..100099")
     planted = TEXT[:at] + "200000..100099" + TEXT[at + len("100000..100099") :]
     assert planted != TEXT and G.registration_hash(planted) != stored
@@ -57,7 +64,7 @@ def test_a_one_character_change_inside_is_caught():
 
 
 def test_changes_outside_and_line_endings_are_not():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     outside = TEXT.replace("## Deviations\n", "## Deviations\n\n- 2027-01-01 (UTC), commit abc: an entry.\n")
     assert outside != TEXT and G.registration_hash(outside) == stored
     assert G.registration_hash(TEXT.replace("\n", "\r\n")) == stored
@@ -79,7 +86,7 @@ def test_markers_must_be_whole_lines_once_and_in_order():
 
 
 def test_records_must_carry_the_hash():
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     G.check_record({"registration": stored}, stored)
     with pytest.raises(ValueError, match="registration hash"):
         G.check_record({"registration": "0" * 64}, stored)
@@ -90,7 +97,7 @@ def test_records_must_carry_the_hash():
 def test_every_record_with_a_confirmatory_seed_carries_the_hash():
     # the exploratory records (book/data/*.json) hold no confirmatory seed; every record under book/data that
     # does (the confirmatory stage records, gzipped) carries the registration hash
-    stored = G.stored_hash(ROOT / G.HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_HASH)
     for path in sorted((ROOT / "book" / "data").rglob("*.json*")):
         raw = path.read_bytes()
         content = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
@@ -100,7 +107,7 @@ def test_every_record_with_a_confirmatory_seed_carries_the_hash():
             G.check_record(content, stored)
             assert path.parent.name == "confirmatory", path
         elif path.parent.name == "transformer_study":  # the registered transformer study: its own section's hash
-            G.check_record(content, G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE))
+            G.check_record(content, G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH))
         elif path.parent.name != "confirmatory":
             assert "registration" not in content, path
 
@@ -111,7 +118,7 @@ needs_transformer = pytest.mark.skipif(TRANSFORMER_SECTION is None, reason="the 
 
 @needs_transformer
 def test_the_transformer_section_hashes_to_its_stored_value_by_two_paths():
-    stored = G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH)
     assert G.page_hash(PAGE, "transformer") == stored
     raw = PAGE.read_bytes().replace(b"\r\n", b"\n")
     begin = raw.index(G.TRANSFORMER_BEGIN.encode() + b"\n") + len(G.TRANSFORMER_BEGIN) + 1
@@ -124,7 +131,10 @@ def test_the_transformer_section_hashes_to_its_stored_value_by_two_paths():
 @needs_transformer
 def test_each_section_has_its_own_hash():
     """A character changed inside one section moves that section's hash only; the two sections do not overlap."""
-    confirmatory, transformer = G.stored_hash(ROOT / G.HASH_FILE), G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    confirmatory, transformer = (
+        G.stored_hash(ROOT / REGISTRATION_HASH),
+        G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH),
+    )
     assert confirmatory != transformer
     inside = next(line for line in TRANSFORMER_SECTION.splitlines() if "design file SHA-256" in line)
     changed = TEXT.replace(inside, inside + " ", 1)
@@ -145,14 +155,30 @@ def test_registered_constants_agree_with_the_page():
     assert G.WINDOW_SHARE == 0.9 and "at least 90% of the 100 seeds" in SECTION
     assert G.FAILURE_MARGIN == 0.1 and G.ALPHA == 0.05
     assert len(G.CONFIRMATORY_LEVELS) == 6 and "108 in all (72 on languages)" in SECTION
-    assert set(W.TARGET_LEVELS.values()) == set(G.CONFIRMATORY_LEVELS.values()) - {"main/scale=0.3 ratio=1"}
-    assert V.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
-    assert V.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
+    assert set(PL.TARGET_LEVELS.values()) == set(G.CONFIRMATORY_LEVELS.values()) - {"main/scale=0.3 ratio=1"}
+    assert P.VALIDATION_SCALES == (0.05, 0.5, 2.0, 10.0) and "0.05, 0.5, 2 and 10" in SECTION
+    assert P.VALIDATION_RATIOS == (0.5, 2.0, 30.0) and "ratio 0.5, 2 and 30 (216 cells" in SECTION
     assert not set(P.PREDICTOR_SEEDS) & set(G.CONFIRMATORY_SEEDS)
 
 
+def test_the_registered_tasks_and_grid_are_the_page_s():
+    words = " ".join(SECTION.split())
+    languages = G.CONFIRMATORY_TASKS["languages"]
+    assert f"the six star-free languages ({', '.join(languages)})" in words and len(languages) == 6
+    assert G.CONFIRMATORY_TASKS["regression"] == ("regression",) and "single-location regression" in words
+    assert G.CONFIRMATORY_TASKS["icl"] == ("linear", "softmax")
+    assert "in-context regression with linear and with softmax attention" in words
+    assert sum(map(len, G.CONFIRMATORY_TASKS.values())) == 9 and "**Tasks**: the nine" in words
+    assert "SGD $10^{-3}, \\dots, 10^{2}$ (11 rates), Adam $10^{-4}, \\dots, 1$ (9 rates)" in words
+    assert "half a decade apart" in words
+    for optimiser, (first, last, count) in {"sgd": (1e-3, 1e2, 11), "adam": (1e-4, 1.0, 9)}.items():
+        grid = G.RATE_GRIDS[optimiser]
+        assert len(grid) == count and math.isclose(grid[0], first) and math.isclose(grid[-1], last)
+        assert all(math.isclose(b / a, math.sqrt(10)) for a, b in itertools.pairwise(grid))
+
+
 def test_the_frozen_baseline_and_the_exploratory_figures_are_the_stored_ones():
-    stored = json.loads((ROOT / V.OUTPUT).read_text())["summary"]
+    stored = json.loads((ROOT / PREDICTOR_EXPLORATORY).read_text())["summary"]
     b0, b1, b2 = stored["baseline_coefficients"]
     assert f"intercept ${statistic(b0)}$, ratio\n  ${statistic(b1)}$, scale ${statistic(b2)}$" in SECTION
     outside = TEXT.split(G.END)[1]
@@ -171,8 +197,8 @@ def test_the_frozen_baseline_and_the_exploratory_figures_are_the_stored_ones():
 def test_the_power_table_is_recomputed():
     records = load_exploratory(ROOT / "book" / "data")
     for optimiser, label in (("adam", "Adam"), ("sgd", "SGD")):
-        effects = W.planning_effects(records, optimiser)
-        found = W.plan(effects, cells=108, language_cells=72, margin=math.log10(1.1), candidates=(100,))
+        effects = PL.planning_effects(records, optimiser)
+        found = PL.plan(effects, cells=108, language_cells=72, margin=math.log10(1.1), candidates=(100,))
         rows = {
             "(a) failure": f"only joint fails {statistic(effects['p10'])}, only lag {statistic(effects['p01'])}",
             "(a') recognition": f"only lag recognises {statistic(effects['r10'])}, only joint {statistic(effects['r01'])}",

@@ -28,7 +28,7 @@ from lagtheory.experiments.engine import cells as E
 from lagtheory.experiments.tasks.sequences import regression as R
 from lagtheory.experiments.tasks.sequences.driver import STREAM_CHUNK
 from lagtheory.pooling import pooled_weight
-from lagtheory.schedules import SCHEDULE_NAMES
+from lagtheory.schedules import AVAILABLE_SCHEDULES
 
 
 def make_batch(tokens: list[list[list[float]]], lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -191,17 +191,17 @@ def _config(**changes) -> E.TrainingConfig:
 
 def test_every_schedule_sees_the_same_first_batch_and_runs_are_deterministic() -> None:
     task = R.RegressionTask(SMALL)
-    runs = E.run_cell(task, _config(), SCHEDULE_NAMES, (3,))
+    runs = E.run_cell(task, _config(), AVAILABLE_SCHEDULES, (3,))
     assert len(set(runs.losses[:, 0, 0].tolist())) == 1  # same initial parameters, same batch at step 0
     again = E.run_cell(task, _config(), ["lag"], (3,))
-    lag = SCHEDULE_NAMES.index("lag")
+    lag = AVAILABLE_SCHEDULES.index("lag")
     np.testing.assert_allclose(again.losses[0], runs.losses[lag], rtol=1e-12, atol=0)
     np.testing.assert_allclose(again.metrics["test_errors"][0], runs.metrics["test_errors"][lag], rtol=1e-12, atol=0)
     # lag freezes the query for warm_steps steps, lead freezes the readout
-    lag, lead = SCHEDULE_NAMES.index("lag"), SCHEDULE_NAMES.index("lead")
+    lag, lead = AVAILABLE_SCHEDULES.index("lag"), AVAILABLE_SCHEDULES.index("lead")
     assert np.all(runs.traces["query_key"][lag, 0, :3] == runs.traces["query_key"][lag, 0, 0])
     assert np.all(runs.traces["readout_value"][lead, 0, :3] == runs.traces["readout_value"][lead, 0, 0])
-    assert runs.metrics["test_errors"].shape == (len(SCHEDULE_NAMES), 1, 2)
+    assert runs.metrics["test_errors"].shape == (len(AVAILABLE_SCHEDULES), 1, 2)
 
 
 def test_run_takes_plain_sgd_steps_on_the_batch_of_each_step() -> None:

@@ -1,20 +1,26 @@
 """The experiment command (python -m lagtheory.experiments.run): a study's units on a local dask cluster
-give the serial record bit for bit, a second run resumes from the written units, the device is checked,
-and the transformer study is a study the command runs."""
+give the serial record bit for bit, written outside book/data by default; an existing record is never
+replaced without --overwrite; a stopped run resumes from the written units; the device is checked; and the
+transformer study is a study the command runs."""
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import torch
 
 from lagtheory.experiments import run
 from lagtheory.experiments.engine.cells import TrainingConfig, check_device, run_rows
+from lagtheory.experiments.exploratory import runner as RN
 from lagtheory.experiments.exploratory import studies as ST
 from lagtheory.experiments.exploratory.design import TaskDesign
 from lagtheory.experiments.exploratory.records import cell_entry, load_record, validate_record
+from lagtheory.experiments.paths import RUNS, record_path, units_folder
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SMALL_REGRESSION = dataclasses.replace(
     ST.REGRESSION,
@@ -30,14 +36,6 @@ SMALL_REGRESSION = dataclasses.replace(
 )
 
 
-def test_without_book_data_the_command_asks_for_an_output_path(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)  # as from an installed wheel: no book/data here
-    with pytest.raises(SystemExit) as stop:
-        run.main(["icl", "--quiet"])
-    assert stop.value.code == 2
-    assert "--output: no folder book/data in the working directory" in capsys.readouterr().err
-
-
 def tiny_transformer(*languages):
     """The transformer study on ``languages`` at a tiny size (width 4, one head, lengths 1..4, 4 steps)."""
     setting = TransformerSetting(
@@ -47,30 +45,51 @@ def tiny_transformer(*languages):
     return dataclasses.replace(ST.TRANSFORMER, tasks=tasks)
 
 
-def test_the_command_on_a_local_cluster_writes_the_serial_record_and_resumes(tmp_path, monkeypatch, capsys):
+def test_a_run_writes_the_serial_record_outside_book_data_refuses_to_overwrite_and_resumes(
+    tmp_path, monkeypatch, capsys, dask_scheduler
+):
+    # the working directory as in a checkout: the committed record of the study in book/data
+    monkeypatch.chdir(tmp_path)
+    committed = record_path("transformer")
+    committed.parent.mkdir(parents=True)
+    committed.write_bytes((ROOT / committed).read_bytes())
+    before = (committed.read_bytes(), committed.stat().st_mtime_ns)
     # the workers take build and cells from the registry and the (tiny) task design from each unit's payload
     monkeypatch.setitem(run.STUDIES, "transformer", tiny_transformer("LAST_B", "PARITY"))
-    output = tmp_path / "summary.json"
-    arguments = ["transformer", "--seeds", "2", "--output", str(output), "--workers", "2", "--quiet"]
+    arguments = ["transformer", "--seeds", "2", "--workers", "1", "--quiet"]  # the command's own local cluster
     command = "python -m lagtheory.experiments.run " + " ".join(arguments)
-    assert run.main(arguments) == output
+    output = run.main(arguments)
+    assert output == RUNS / "summary_transformer.json" and output.is_file()
     err = capsys.readouterr().err
     assert f"wrote {output}" in err and "run the same command again" in err
-    units = sorted(path.name for path in (tmp_path / "summary.units").iterdir())
-    assert units == ["cells-LAST_B-adam.json", "cells-PARITY-adam.json"]
+    units = units_folder(output)
+    assert sorted(path.name for path in units.iterdir()) == ["cells-LAST_B-adam.json", "cells-PARITY-adam.json"]
     on_cluster = load_record(output)
-    serial = ST.run_study(tiny_transformer("LAST_B", "PARITY"), (0, 1), command)
+    serial = RN.run_study(tiny_transformer("LAST_B", "PARITY"), (0, 1), command)
     for record in (on_cluster, serial):
         record.pop("seconds")
     assert json.dumps(on_cluster, sort_keys=True) == json.dumps(serial, sort_keys=True)
-    # every unit is written, so a second run computes nothing and writes the same record
-    stamps = {path.name: path.stat().st_mtime_ns for path in (tmp_path / "summary.units").iterdir()}
+    # an existing record is never replaced without --overwrite, the committed one included
+    for again in (arguments, [*arguments, "--output", str(committed)]):
+        with pytest.raises(SystemExit) as stop:
+            run.main(again)
+        assert stop.value.code == 2 and "exists; pass --overwrite" in capsys.readouterr().err
+    assert (committed.read_bytes(), committed.stat().st_mtime_ns) == before
+    written = {path.relative_to(tmp_path) for path in tmp_path.rglob("*") if path.is_file()}
+    assert {path for path in written if path.parts[0] != str(RUNS)} == {committed}  # nothing else outside runs/
+    # a run stopped after one unit had finished, resumed on a running cluster: only the other unit is computed
+    kept = units / "cells-LAST_B-adam.json"
+    stamp = kept.stat().st_mtime_ns
+    (units / "cells-PARITY-adam.json").unlink()
     output.unlink()
-    run.main(arguments)
-    assert {path.name: path.stat().st_mtime_ns for path in (tmp_path / "summary.units").iterdir()} == stamps
-    again = load_record(output)
-    again.pop("seconds")
-    assert again == on_cluster
+    run.main([*arguments, "--scheduler", dask_scheduler])
+    assert kept.stat().st_mtime_ns == stamp and (units / "cells-PARITY-adam.json").is_file()
+    resumed = load_record(output)
+    for record in (resumed, on_cluster):
+        record.pop("seconds", None)
+        record.pop("command")
+    assert resumed == on_cluster
+    assert (committed.read_bytes(), committed.stat().st_mtime_ns) == before
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
@@ -145,7 +164,7 @@ def test_the_transformer_study_runs_its_languages_under_every_schedule():
     )  # fmt: skip
     assert cell.training.attention_init == "random" and cell.training.warm_steps == 75
     tiny = tiny_transformer("PARITY")
-    record = ST.run_study(tiny, (0, 1), "test")
+    record = RN.run_study(tiny, (0, 1), "test")
     validate_record(record, "record")
     recognised = record["cells"]["PARITY/adam/fixed/uncalibrated"]["values"]["recognised"]
     assert set(recognised) == set(cell.schedules)
@@ -153,7 +172,7 @@ def test_the_transformer_study_runs_its_languages_under_every_schedule():
     assert record["calibration"] == {"PARITY": {}} and record["design"]["languages"][-1] == "PARITY"
     # the units (payloads rebuilt into designs, results through JSON) give what the engine gives directly
     design = tiny.tasks[0]
-    direct = ST.run_cells(tiny, tiny.cells(design, "adam", {}), (0, 1))
+    direct = RN.run_cells(tiny, tiny.cells(design, "adam", {}), (0, 1))
     ((cell, result),) = direct.values()
     assert json.dumps(cell_entry(cell, result), sort_keys=True) == json.dumps(
         record["cells"][cell.name], sort_keys=True

@@ -21,6 +21,7 @@ import torch
 
 from lagtheory.experiments.confirmatory import stability as S
 from lagtheory.experiments.engine import cells as E
+from lagtheory.experiments.paths import PREDICTOR_SUCCESSOR
 from lagtheory.experiments.tasks.languages.catalogue import TASKS
 from lagtheory.experiments.tasks.languages.task import LanguageRuns, LanguageSetting
 from lagtheory.experiments.tasks.sequences.softmax_icl import SoftmaxICLSetting, SoftmaxICLTask
@@ -249,7 +250,7 @@ def test_the_committed_successor_record_is_reproduced():
     the stored margins with the registered labels."""
     from lagtheory.experiments.confirmatory.records import load_stage, stage_path
 
-    stored = json.loads(S.OUTPUT.read_text())
+    stored = json.loads(PREDICTOR_SUCCESSOR.read_text())
     registered = json.loads(Path("book/data/confirmatory/predictor.json").read_text())["cells"]
     by_cell = {row["cell"]: row for row in stored["cells"]}
     assert sorted(by_cell) == sorted(row["cell"] for row in registered)

@@ -23,10 +23,11 @@ import pytest
 from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.confirmatory import transformer as S
 from lagtheory.experiments.exploratory import transformer_pilot as P
+from lagtheory.experiments.paths import REGISTRATION_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / S.DESIGN_FILE
-PAGE = ROOT / G.PAGE
+PAGE = ROOT / REGISTRATION_PAGE
 RECORDS = sorted((ROOT / S.STUDY_FOLDER).glob("*.json*")) if (ROOT / S.STUDY_FOLDER).exists() else []
 
 
@@ -100,8 +101,8 @@ def test_the_registered_section_quotes_the_design_and_is_written_from_it():
     assert quoted == S.design_hash(DESIGN)
     design = S.load_design(DESIGN, PAGE)
     assert G.registered_section(text, "transformer") == S.registered_text(design, quoted) + "\n"
-    assert G.page_hash(PAGE, "transformer") == G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
-    assert G.page_hash(PAGE) == G.stored_hash(ROOT / G.HASH_FILE)  # the confirmatory section did not move
+    assert G.page_hash(PAGE, "transformer") == G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH)
+    assert G.page_hash(PAGE) == G.stored_hash(ROOT / REGISTRATION_HASH)  # the confirmatory section did not move
 
 
 @needs_design
@@ -185,13 +186,13 @@ def test_the_registration_was_committed_before_every_study_record():
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
     paths = [str(path.relative_to(ROOT)) for path in RECORDS]
-    assert registered_before(ROOT, str(G.TRANSFORMER_HASH_FILE), paths) == []
+    assert registered_before(ROOT, str(REGISTRATION_TRANSFORMER_HASH), paths) == []
     assert registered_before(ROOT, str(S.DESIGN_FILE), paths) == []
 
 
 @pytest.mark.skipif(not RECORDS, reason="no study record is committed yet")
 def test_every_study_record_carries_the_transformer_hash():
-    stored = G.stored_hash(ROOT / G.TRANSFORMER_HASH_FILE)
+    stored = G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH)
     for path in RECORDS:
         raw = path.read_bytes()
         content = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)

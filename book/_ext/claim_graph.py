@@ -226,6 +226,14 @@ def render_svg(graph_nodes: list[GraphNode], edges: list[tuple[str, str]]) -> st
 TIKZ_PREAMBLE = r"""\setlength{\claimmapunit}{\dimexpr\linewidth/%(width)d\relax}%%
 \ifdim\dimexpr\claimmapunit*%(height)d\relax>0.8\textheight
   \setlength{\claimmapunit}{\dimexpr0.8\textheight/%(height)d\relax}%%
+\fi
+\ifdim\pagegoal<\maxdimen
+  \dimen0=\dimexpr\pagegoal-\pagetotal-3\baselineskip\relax
+  \ifdim\dimexpr\claimmapunit*%(height)d\relax>\dimen0
+    \ifdim\dimen0>0.55\textheight
+      \setlength{\claimmapunit}{\dimexpr\dimen0/%(height)d\relax}%%
+    \fi
+  \fi
 \fi"""
 
 
@@ -241,7 +249,9 @@ def render_tikz(graph_nodes: list[GraphNode], edges: list[tuple[str, str]], esca
     a statement's number and title, a band's title and each check's square link to them.
     ``escape`` makes plain text safe for LaTeX (Sphinx's ``texescape.escape``). One drawing unit
     (a pixel of the SVG) is ``\claimmapunit`` (booklayout.sty): the drawing is as wide as the
-    text, or 0.8 of the text's height where that is smaller; the type has fixed sizes.
+    text, or 0.8 of the text's height where that is smaller, and smaller still to fit the rest of
+    the page where that rest is more than 0.55 of the text's height (so the page that introduces
+    the drawing is not left nearly empty); the type has fixed sizes.
     """
     boxes, bands, width, height = layout(graph_nodes)
 

@@ -15,6 +15,19 @@ Sphinx's LaTeX writer uses them only for a table marked ``colwidths-given``, and
 sets an automatic ``tabulary`` that squeezes a column below its longest word ("Proposition")
 and cannot break across pages. Here, for LaTeX only, such a table is marked so, and set as
 a ``longtable``. The HTML is left as sphinx-proof, sphinx-exercise and ``table_frame`` write it.
+
+What a reader of the printed book does not need leaves the PDF (issue 34):
+
+* the code of the notebooks' cells (a check cell's code is replaced by a pointer to its cell,
+  ``claim_links.py``; every other cell prints its outputs only);
+* the API reference's pages (the docstrings, signatures and members of every module; the index
+  page keeps its overview tables and says where the reference is).
+
+And what it needs is laid out for print: each part of ``_toc.yml`` (Foundations, Theory, ...)
+opens with ``\bookpart`` (``book/latex/booklayout.sty``: an entry in the contents and the
+page heads, no page of its own); the introduction is one chapter whose sections are the
+root page's sections (they would otherwise be five short chapters, each on new pages); and a
+statement or an exercise is set in one unbreakable box, so it never breaks after its first line.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
+from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node
 from sphinx_proof.nodes import proof_node
 from table_frame import FRAMED
 
@@ -72,9 +86,148 @@ def widths_for_framed_tables(app: Sphinx, doctree: nodes.document, fromdocname: 
             table["classes"] += [c for c in ("colwidths-given", "longtable") if c not in table["classes"]]
 
 
+def print_outputs_only(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """Leave the code of every notebook cell out of the PDF; its outputs stay (see the module docstring).
+    A check cell's code is already a pointer to the notebook (``claim_links.print_checks_without_code``)."""
+    if app.builder.format != "latex":
+        return
+    for cell in list(doctree.findall(nodes.container)):
+        if cell.get("nb_element") != "cell_code" or "check-cell" in cell["classes"]:
+            continue
+        for source in [c for c in cell.children if c.get("nb_element") == "cell_code_source"]:
+            cell.remove(source)
+        if not cell.children:
+            cell.parent.remove(cell)
+
+
+def _docname(node: nodes.Node, root: str) -> str:
+    """The source document of a node of the assembled PDF: that of its nearest section or
+    ``start_of_file`` (Sphinx marks every inlined section with its ``docname``; the parent links of
+    an inlined document's top-level nodes still point into its own tree), else the root."""
+    while node is not None:
+        if isinstance(node, addnodes.start_of_file) or (isinstance(node, nodes.section) and "docname" in node):
+            return node["docname"]
+        node = node.parent
+    return root
+
+
+def _own_ids(section: nodes.section) -> list[str]:
+    """The ids of a section and of its own content: not of its subsections, nor of documents it inlines."""
+    found: list[str] = list(section["ids"])
+    stack = [child for child in section.children if isinstance(child, nodes.Element)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.section | addnodes.start_of_file):
+            continue
+        found += node.get("ids", [])
+        stack += [child for child in node.children if isinstance(child, nodes.Element)]
+    return found
+
+
+def api_reference_in_html_only(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """Leave the API reference out of the PDF: every section that documents a module (autodoc's
+    ``module-<name>`` target in its own content), then every page it leaves without a table (the pages
+    of the reference; the index page keeps its overview tables, and says where the reference is in an
+    ``{only} latex`` paragraph). A link into what left becomes its text (see the module docstring)."""
+    if app.builder.format != "latex":
+        return
+    # the module's target id, which docutils may have moved to the node after it
+    modules = [s for s in doctree.findall(nodes.section) if any(a.startswith("module-") for a in _own_ids(s))]
+    gone = {
+        (_docname(section, fromdocname), anchor)
+        for section in modules
+        for node in [section, *section.findall(nodes.Element)]
+        for anchor in node.get("ids", [])
+    }
+    pages = {_docname(section, fromdocname) for section in modules}
+    for section in modules:
+        if section.parent is not None:  # else inside a section already left out
+            section.parent.remove(section)
+    emptied = set()
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        if start["docname"] in pages and not next(start.findall(nodes.table), None):
+            start.parent.remove(start)
+            emptied.add(start["docname"])
+    for reference in list(doctree.findall(nodes.reference)):
+        if "refid" in reference:
+            target = (_docname(reference, fromdocname), reference["refid"])
+        else:
+            target = tuple(reference.get("refuri", "").removeprefix("%").partition("#")[::2])
+        if target in gone or target[0] in emptied:
+            reference.replace_self(reference.children)
+
+
+def parts_in_contents_and_heads(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    r"""Open each part of ``_toc.yml`` with ``\bookpart{caption}`` before its first chapter (see the
+    module docstring)."""
+    if app.builder.format != "latex":
+        return
+    site_map = getattr(app.env, "external_site_map", None)  # sphinx-external-toc's reading of _toc.yml
+    if site_map is None:
+        return
+    first_of_part = {
+        str(tree.items[0]): tree.caption for tree in site_map[site_map.root.docname].subtrees if tree.items
+    }
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        caption = first_of_part.get(start["docname"])
+        if caption:
+            start.parent.insert(start.parent.index(start), nodes.raw("", f"\\bookpart{{{caption}}}\n", format="latex"))
+
+
+INTRODUCTION = "Introduction"
+
+
+def introduction_as_one_chapter(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """Set the root page (its opening paragraphs and sections) as one chapter, "Introduction", whose
+    sections are the page's sections (see the module docstring)."""
+    if app.builder.format != "latex":
+        return
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if top is None:
+        return
+    opening = [  # after the page's title, all but the chapters its table of contents inlined
+        child
+        for child in top.children[1:]
+        if not isinstance(child, addnodes.start_of_file) and not next(child.findall(addnodes.start_of_file), None)
+    ]
+    if not opening:
+        return
+    chapter = nodes.section("", nodes.title("", INTRODUCTION), ids=["pdf-introduction"], names=["pdf-introduction"])
+    top.insert(top.index(opening[0]), chapter)
+    for child in opening:
+        top.remove(child)
+        chapter.append(child)
+
+
+def statements_kept_together(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """Set each statement (sphinx-proof's theorem, lemma, definition, ... but not a proof) and each
+    exercise in ``bookstatement``, an unbreakable box (``booklayout.sty``; see the module docstring)."""
+    if app.builder.format != "latex":
+        return
+    kept = [
+        node
+        for node in doctree.findall(nodes.Element)
+        if isinstance(node, exercise_enumerable_node | exercise_node)
+        or (
+            type(node).__module__ == proof_node.__module__
+            and isinstance(node, nodes.Admonition)
+            and not isinstance(node, proof_node)
+        )
+    ]
+    for node in kept:
+        parent = node.parent
+        parent.insert(parent.index(node), nodes.raw("", "\\begin{bookstatement}\n", format="latex"))
+        parent.insert(parent.index(node) + 1, nodes.raw("", "\\end{bookstatement}\n", format="latex"))
+
+
 def setup(app: Sphinx):
     """Register the LaTeX layout with Sphinx."""
     app.connect("doctree-resolved", title_proofs)
     app.connect("doctree-resolved", link_exercise_references)
     app.connect("doctree-resolved", widths_for_framed_tables)
+    app.connect("doctree-resolved", print_outputs_only)
+    app.connect("doctree-resolved", api_reference_in_html_only)
+    app.connect("doctree-resolved", introduction_as_one_chapter)
+    app.connect("doctree-resolved", parts_in_contents_and_heads)
+    app.connect("doctree-resolved", statements_kept_together)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -23,6 +23,7 @@ The modules, one per chapter (every name below is importable as ``certified.<nam
 
     balls.py              balls of exact arguments, intervals, tails in the radius, decided floors, printing; sigmoid, softplus, relu
     laws.py               the length and count laws of the setting chapter, their masses and tails
+    boxes.py              statements decided on whole boxes of parameters by bisection (branch and bound)
     tail_expansion.py     the setting chapter's tail expansion: thm-tail-expansion's expectations, lem-strip, lem-midpoint-sum
     representation.py     pooled weight, population loss and gradient, unscaled softmax
     threshold.py          thm-threshold: odds, worst length, horizon, loss bounds
@@ -45,6 +46,7 @@ from .balls import (
     width_bound,
     with_tail,
 )
+from .boxes import Cover, cover
 from .failures import (
     gamma_geometric,
     recovery_lower_bounds,
@@ -88,6 +90,8 @@ from .tail_expansion import (
     midpoint_constants,
     power_law_tail_terms,
     strip_bounds,
+    strip_certificate,
+    strip_end_terms,
     strip_half_width,
     strip_terms,
 )
@@ -106,7 +110,9 @@ from .threshold import (
     HorizonCertificate,
     horizon,
     horizon_certificate,
+    loss_bound_certificate,
     loss_geometric_one_b,
+    margin_certificate,
     odds,
     threshold_loss_bound,
     worst_one_b_length,
@@ -124,6 +130,8 @@ __all__ = [  # noqa: RUF022 (in the order of the modules above: the API page lis
     "sigmoid",
     "softplus",
     "relu",
+    "Cover",
+    "cover",
     "geometric_pmf",
     "geometric_tail",
     "power_law_pmf",
@@ -136,6 +144,8 @@ __all__ = [  # noqa: RUF022 (in the order of the modules above: the API page lis
     "strip_half_width",
     "strip_bounds",
     "strip_terms",
+    "strip_end_terms",
+    "strip_certificate",
     "midpoint_constants",
     "pooled_weight",
     "one_b_weight",
@@ -152,6 +162,8 @@ __all__ = [  # noqa: RUF022 (in the order of the modules above: the API page lis
     "horizon",
     "loss_geometric_one_b",
     "threshold_loss_bound",
+    "margin_certificate",
+    "loss_bound_certificate",
     "mean_b_fraction_geometric",
     "phase_one_output",
     "attention_factor_geometric",

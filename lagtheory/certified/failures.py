@@ -14,7 +14,7 @@ from .laws import geometric_pmf, geometric_tail
 def gamma_geometric(q: Number, terms: int = 1000) -> arb:
     """``Gamma = E_pi[log(n) (n - 1)/n^2]`` of :prf:ref:`thm-one-step` (b), one b, geometric lengths, in balls.
 
-    Gamma = 2 G(0) (:func:`attention_factor_geometric`), with the same tail bound.
+    Gamma = 2 G(0) (:func:`~lagtheory.certified.three_phase.attention_factor_geometric`), with the same tail bound.
 
     Parameters
     ----------

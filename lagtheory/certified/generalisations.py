@@ -24,7 +24,7 @@ def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int 
 
     ``m`` (:eq:`eq-phase1`), ``c1 = -eta1 m / (4 (d - 1))``, ``w1 = eta1 m d / (4 (d - 1))``, ``G`` of
     :eq:`eq-phase2` at (c1, c1 + w1), ``t1 = eta2 d / (d - 1) w1 / 2 G`` and ``eta2_star``
-    ``= 2 (d - 1) / (d w1 G)``, the eta2 that gives t1 = 1. For d = 2 these are :func:`phase_two`'s.
+    ``= 2 (d - 1) / (d w1 G)``, the eta2 that gives t1 = 1. For d = 2 these are :func:`~lagtheory.certified.three_phase.phase_two`'s.
 
     Parameters
     ----------
@@ -35,7 +35,7 @@ def d_token_phase_two(d: int, eta1: Number, eta2: Number, q: Number, terms: int 
     q : int, float, Fraction or arb
         The parameter of :eq:`eq-geometric` (1 / mean).
     terms : int, optional
-        The lengths summed in balls for G (:func:`attention_factor_geometric`).
+        The lengths summed in balls for G (:func:`~lagtheory.certified.three_phase.attention_factor_geometric`).
 
     Returns
     -------
@@ -105,7 +105,7 @@ def several_b_certificate(
     pmf : callable
         ``pmf(n)`` = pi(n) as a ball.
     kappa : callable
-        ``kappa(n, k)`` = ``kappa(k | n)`` as a ball (:func:`kappa_uniform`, :func:`kappa_binomial`).
+        ``kappa(n, k)`` = ``kappa(k | n)`` as a ball (:func:`~lagtheory.certified.laws.kappa_uniform`, :func:`~lagtheory.certified.laws.kappa_binomial`).
     one_b_tail : callable
         ``one_b_tail(M)`` >= ``sum_{n > M} one_b(n)``.
     horizon : int
@@ -153,7 +153,7 @@ class ReluCertificate:
     negative : arb
         g(0), the output of every negative.
     n_star : int
-        The length of the hardest positive, :func:`worst_one_b_length` (t).
+        The length of the hardest positive, :func:`~lagtheory.certified.threshold.worst_one_b_length` (t).
     p_min : arb
         p(n*, 1; t), the smallest weight on b of any positive.
     positive_min : arb
@@ -179,7 +179,7 @@ def relu_readout_certificate(
 
     For ``f = g(p) = sum_j a_j relu(V_j0 (1 - p) + V_j1 p + b_j)`` on h = (1 - p, p) and t > 1, every
     positive has p in [p(n*, 1; t), 1] (:prf:ref:`lem-pooling`, :eq:`eq-pooled-weight`, n* =
-    :func:`worst_one_b_length`) and every negative p = 0; g is linear between the kinks
+    :func:`~lagtheory.certified.threshold.worst_one_b_length`) and every negative p = 0; g is linear between the kinks
     ``p_j = -(V_j0 + b_j) / (V_j1 - V_j0)``, so its minimum over the interval is at an end or a kink.
     Every kink whose ball meets the interval is evaluated (a ball kink gives a ball of g that contains
     g at the exact kink), so ``g(0) < 0 < min`` decided proves recognition of every string.
@@ -240,7 +240,7 @@ def first_uniform_margin(s: Number) -> tuple[int, arb]:
     """The uniform margin of FIRST at u = (-1, 1) (:prf:ref:`prop-first` (b)), over all lengths, in balls.
 
     ``gamma(s) = min_n (n^s - n + 1)/(n^s + n - 1) = min_n (1 - g_s(n)) / (1 + g_s(n))`` with
-    ``g_s(n) = (n - 1) n^(-s)``, attained where g_s is largest, at n* = :func:`worst_one_b_length` (s);
+    ``g_s(n) = (n - 1) n^(-s)``, attained where g_s is largest, at n* = :func:`~lagtheory.certified.threshold.worst_one_b_length` (s);
     so ``gamma(s) = 2 p(n*, 1; s) - 1`` (:eq:`eq-pooled-weight`).
 
     Parameters
@@ -265,7 +265,7 @@ def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 
 
     j ~ Bin(n - 1, 1/2), ``f_+ = c + w (1 + j)/n``, ``f_- = c + w j/n`` (terms with n = 1 are 0). The
     bracket is in [0, 1], so the tail beyond ``terms`` is at most that of
-    :func:`attention_factor_geometric`, ``log(terms + 1)/(terms + 1) (1 - q)^terms``.
+    :func:`~lagtheory.certified.three_phase.attention_factor_geometric`, ``log(terms + 1)/(terms + 1) (1 - q)^terms``.
 
     Parameters
     ----------

@@ -144,7 +144,7 @@ def population_gradient(
     tail_mass : callable
         ``tail_mass(N)`` >= sum_{n > N} pi(n).
     tail_log : callable
-        ``tail_log(N)`` >= sum_{n > N} pi(n) log n (:func:`geometric_log_tail`, :func:`power_law_log_tail`).
+        ``tail_log(N)`` >= sum_{n > N} pi(n) log n (:func:`~lagtheory.certified.laws.geometric_log_tail`, :func:`~lagtheory.certified.laws.power_law_log_tail`).
     terms : int
         The lengths summed in balls, a whole number >= 1.
     kappa : callable or None, optional

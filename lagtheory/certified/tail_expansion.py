@@ -10,6 +10,7 @@ from fractions import Fraction
 from flint import acb, arb
 
 from .balls import Number, _precise, ball, softplus, with_tail
+from .boxes import Cover, cover
 from .laws import power_law_log_tail
 
 
@@ -139,14 +140,86 @@ def strip_terms(z: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
         Balls containing Phi_l, Phi_a, Phi_b, Phi_t at every point of ``z``.
     """
     z = acb(z)
+    return _terms_of_weights(1 / (1 + (-z).exp()), 1 / (1 + z.exp()), u)
+
+
+@_precise
+def strip_end_terms(X: Number, u: tuple[Number, Number]) -> tuple[tuple[acb, ...], tuple[acb, ...]]:
+    """The four terms of :func:`strip_terms` on the two ends ``Re z >= X`` and ``Re z <= -X`` of the strip of
+    :prf:ref:`lem-strip`, each end in one ball.
+
+    For ``Re z >= X``, ``v = e^(-z)`` has ``|v| <= e^(-X)``, and ``sigma(z) = 1/(1 + v)``,
+    ``sigma(-z) = v/(1 + v)``; for ``Re z <= -X`` the same with ``v = e^z`` and the two weights swapped.
+    A ball containing the disk ``|v| <= e^(-X)`` then covers the whole end, whatever ``Im z``.
+
+    Parameters
+    ----------
+    X : int, float, Fraction or arb
+        Where the ends start, >= 0.
+    u : tuple
+        The output layer (u_a, u_b).
+
+    Returns
+    -------
+    tuple of two tuples of acb
+        Balls containing Phi_l, Phi_a, Phi_b, Phi_t at every point of the right end, then of the left.
+    """
+    radius = (-ball(X)).exp()
+    v = acb(arb(0, radius), arb(0, radius))
+    near_one, near_zero = 1 / (1 + v), v / (1 + v)
+    return _terms_of_weights(near_one, near_zero, u), _terms_of_weights(near_zero, near_one, u)
+
+
+def strip_certificate(u: tuple[Number, Number], ends: Number = 60, max_boxes: int = 100_000) -> Cover:
+    """:prf:ref:`lem-strip` on its whole strip ``|Im z| <= r`` for one output layer, decided in balls.
+
+    ``|Phi| <= M`` (:func:`strip_bounds`) for the four terms of :func:`strip_terms` at every z of
+    the strip: the two ends ``|Re z| >= ends`` each in one ball (:func:`strip_end_terms`), and
+    ``[-ends, ends] x [-r, r]`` by bisection into rectangles (:func:`~lagtheory.certified.boxes.cover`),
+    each decided for the whole rectangle. The imaginary side is written ``r eta`` with eta in
+    [-1, 1] and r a ball, so the rectangles cover the strip of the exact r.
+
+    Parameters
+    ----------
+    u : tuple
+        The output layer (u_a, u_b).
+    ends : int, float or Fraction, optional
+        Where the two ends start (60 by default: ``e^(-60) < 1e-26``), > 0.
+    max_boxes : int, optional
+        The most rectangles evaluated (100000 by default).
+
+    Returns
+    -------
+    Cover
+        The rectangles that decided the middle.
+
+    Raises
+    ------
+    ValueError
+        If an end is not decided, a rectangle exceeds M (the lemma would be false), or the
+        middle is not decided within ``max_boxes``.
+    """
+    r = strip_half_width(ball(u[1]) - ball(u[0]))
+    M = strip_bounds(u)
+    for end in strip_end_terms(ends, u):
+        if not all(abs(term) <= bound for term, bound in zip(end, M, strict=True)):
+            raise ValueError(f"|Phi| <= M is not decided on the ends |Re z| >= {ends} of the strip at u = {u}")
+
+    def within(balls: tuple[arb, ...], box) -> bool | None:
+        sizes = [abs(term) for term in strip_terms(acb(balls[0], r * balls[1]), u)]
+        if all(size <= bound for size, bound in zip(sizes, M, strict=True)):
+            return True
+        return False if any(size > bound for size, bound in zip(sizes, M, strict=True)) else None
+
+    return cover(within, [(-ends, ends), (-1, 1)], scale=[1, Fraction(float(r.mid()))], max_boxes=max_boxes)
+
+
+def _terms_of_weights(p: acb, q: acb, u: tuple[Number, Number]) -> tuple[acb, acb, acb, acb]:
+    """Phi_l, Phi_a, Phi_b, Phi_t of :func:`strip_terms` from the weights ``p = sigma(z)`` and ``q = sigma(-z)``."""
     u_a, u_b = acb(ball(u[0])), acb(ball(u[1]))
-
-    def logistic(v: acb) -> acb:
-        return 1 / (1 + (-v).exp())
-
-    f = u_a + (u_b - u_a) * logistic(z)
-    miss = logistic(-f)
-    return (1 + (-f).exp()).log(), miss * logistic(-z), miss * logistic(z), miss * logistic(z) * logistic(-z)
+    f = u_a + (u_b - u_a) * p
+    miss = 1 / (1 + f.exp())
+    return (1 + (-f).exp()).log(), miss * q, miss * p, miss * p * q
 
 
 def _monomial_integral(power: int, denominator: int) -> Fraction:

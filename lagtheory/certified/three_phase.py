@@ -95,7 +95,7 @@ def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 100
 class PhaseTwo:
     """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`).
 
-    From :func:`phase_two` (two tokens) or :func:`d_token_phase_two` (d tokens,
+    From :func:`phase_two` (two tokens) or :func:`~lagtheory.certified.generalisations.d_token_phase_two` (d tokens,
     :prf:ref:`prop-d-tokens`, whose forms of c1, w1, t1 and eta2_star it gives).
 
     Attributes
@@ -251,7 +251,7 @@ class PhaseThree:
     Attributes
     ----------
     n_star : int
-        n*, the length where ``p(n, 1; t1)`` is smallest (:func:`worst_one_b_length`).
+        n*, the length where ``p(n, 1; t1)`` is smallest (:func:`~lagtheory.certified.threshold.worst_one_b_length`).
     pi_star : arb
         ``pi_+(n*)``.
     eps_star : arb
@@ -304,7 +304,7 @@ def phase_three_certificate(
     Raises
     ------
     ValueError
-        If n* is not decided (:func:`worst_one_b_length`: t1 > 1 not proved, or a tie) or the floor in
+        If n* is not decided (:func:`~lagtheory.certified.threshold.worst_one_b_length`: t1 > 1 not proved, or a tie) or the floor in
         T* is not decided at ``PREC`` bits.
     """
     n_star = worst_one_b_length(t1)

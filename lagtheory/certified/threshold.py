@@ -4,11 +4,13 @@ the horizon and its certificate, and the loss bounds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from flint import arb
 
 from .balls import PREC, Number, _precise, ball, floor_certified, softplus, with_tail
+from .boxes import Cover, cover
 from .laws import geometric_pmf, geometric_tail
 from .representation import one_b_weight
 
@@ -207,7 +209,7 @@ def horizon(t: Number, u_a: Number, u_b: Number, max_length: int = 10**18) -> in
 def loss_geometric_one_b(t: Number, u: tuple[Number, Number], q: Number, terms: int = 1000) -> arb:
     """The population loss L(theta, u) of :eq:`eq-population-loss` for balanced classes, one-b positives and geometric lengths, in balls.
 
-    ``L = 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n))`` with ``sp(x) = log(1 + e^x)`` (:func:`softplus`),
+    ``L = 1/2 sp(u_a) + 1/2 sum_n pi(n) sp(-f(n))`` with ``sp(x) = log(1 + e^x)`` (:func:`~lagtheory.certified.balls.softplus`),
     ``f(n) = u_a + w p(n, 1; t)`` and ``w = u_b - u_a``. The tail beyond ``terms``: each
     ``sp(-f) <= sp(-min(u_a, u_b))``, so it is at most ``(1 - q)^terms sp(-min(u_a, u_b))``.
 
@@ -256,7 +258,97 @@ def threshold_loss_bound(r: Number, q: Number) -> arb:
     Raises
     ------
     ValueError
-        If the ball of r/2 straddles an integer (:func:`floor_certified`).
+        If the ball of r/2 straddles an integer (:func:`~lagtheory.certified.balls.floor_certified`).
     """
     r = ball(r)
     return (-r).exp() + (r + arb(2).log()) / 2 * (1 - ball(q)) ** floor_certified(r / 2, "r/2")
+
+
+def margin_certificate(t_low: Number, t_high: Number, max_boxes: int = 100_000) -> Cover:
+    """:prf:ref:`thm-threshold` (b) on a whole interval of t: for every t in [t_low, t_high], 1 < t_low,
+    every positive of ``u = s(-1, 3)`` has ``f > s``, decided in balls.
+
+    The smallest output over the positives, divided by s, is ``4 p(n*, 1; t) - 1`` with n* the
+    worst length (:func:`worst_one_b_length`; ``k`` b's only raise p), and n* is the floor or the
+    ceiling of ``t/(t - 1)``, which decreases in t. On a box of t the candidates are the integers
+    from the floor of the ball of ``t/(t - 1)`` over the box to its ceiling, and
+    ``4 p(n, 1; t) - 2 > 0`` is decided for each over the whole box (:func:`~lagtheory.certified.representation.one_b_weight` with a
+    ball of t); a box with more than 4 candidates, or one not decided, is cut in two.
+
+    Parameters
+    ----------
+    t_low, t_high : int, float or Fraction
+        The interval, 1 < t_low <= t_high.
+    max_boxes : int, optional
+        The most boxes evaluated (100000 by default).
+
+    Returns
+    -------
+    Cover
+        The boxes that decided it.
+
+    Raises
+    ------
+    ValueError
+        If 1 < t_low <= t_high does not hold, a box is proved to fail, or the interval is not
+        decided within ``max_boxes``.
+    """
+    if not 1 < t_low <= t_high:
+        raise ValueError(f"margin_certificate needs 1 < t_low <= t_high, got {t_low!r}, {t_high!r}")
+
+    def margin_exceeds(balls: tuple[arb, ...], box) -> bool | None:
+        t = balls[0]
+        peak = t / (t - 1)
+        lowest, highest = int(peak.lower().floor().unique_fmpz()), int(peak.upper().ceil().unique_fmpz())
+        if highest - lowest > 4:
+            return None
+        excess = [4 * one_b_weight(n, t) - 2 for n in range(max(1, lowest), highest + 1)]
+        if all(value > 0 for value in excess):
+            return True
+        return False if any(value < 0 for value in excess) else None
+
+    return cover(margin_exceeds, [(t_low, t_high)], max_boxes=max_boxes)
+
+
+def loss_bound_certificate(r_low: Number, r_high: Number, q: Number, max_boxes: int = 100_000) -> Cover:
+    """:prf:ref:`thm-threshold` (c) on a whole interval of r: ``L(0, (-r, r^2)) < e^(-r) + (r + log 2)/2
+    (1 - q)^floor(r/2)`` for every r in [r_low, r_high], one b and geometric lengths, decided in balls.
+
+    On a box of r the loss is enclosed by :func:`loss_geometric_one_b` at the ball of r (the lengths
+    up to ``30 + r_high / 2`` of the box summed in balls, the rest bounded), and the bound, which
+    increases with r through ``r + log 2`` and decreases with ``floor(r/2)``, is at least its value
+    with r_low in the first place and r_high in the others; a box where the loss ball is not below
+    that is cut in two.
+
+    Parameters
+    ----------
+    r_low, r_high : int, float or Fraction
+        The interval, 0 < r_low <= r_high.
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1).
+    max_boxes : int, optional
+        The most boxes evaluated (100000 by default).
+
+    Returns
+    -------
+    Cover
+        The boxes that decided it.
+
+    Raises
+    ------
+    ValueError
+        If 0 < r_low <= r_high does not hold, a box is proved to fail, or the interval is not
+        decided within ``max_boxes``.
+    """
+    if not 0 < r_low <= r_high:
+        raise ValueError(f"loss_bound_certificate needs 0 < r_low <= r_high, got {r_low!r}, {r_high!r}")
+    q, log2 = ball(q), arb(2).log()
+
+    def below_bound(balls: tuple[arb, ...], box) -> bool | None:
+        r = balls[0]
+        ((low, high),) = box
+        loss = loss_geometric_one_b(0, (-r, r * r), q, terms=30 + math.ceil(high / 2))
+        bound = (-ball(high)).exp() + (ball(low) + log2) / 2 * (1 - q) ** floor_certified(ball(high) / 2, "r/2")
+        return True if loss < bound else None
+
+    return cover(below_bound, [(r_low, r_high)], max_boxes=max_boxes)

@@ -1,29 +1,38 @@
-"""Run a study of the empirical chapters on a dask cluster and write its per-seed record.
+"""The one command of the experiments: run a study of the empirical chapters, or a stage of the registered
+confirmatory study, on a dask cluster, and write its record. One option parser serves every study and stage,
+and checks each option once.
 
 The command::
 
     python -m lagtheory.experiments.run languages|regression|icl|transformer|transformer_sinusoidal
-        [--seeds N] [--output PATH] [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda]
-        [--tasks NAME ...] [--steps T]
+        [--seeds N] [--tasks NAME ...] [--steps T]
+        [--output PATH] [--overwrite] [--scheduler tcp://HOST:PORT] [--workers N] [--device cpu|cuda] [--quiet]
 
 calibrates the base rates (a calibrated study) and runs every cell of the study
-(:func:`lagtheory.experiments.exploratory.studies.run_study`), each batch of cells (all cells of a task and
-optimiser) as one unit of :func:`lagtheory.experiments.engine.distributed.run_units`: on a
-``LocalCluster`` of ``--workers`` single-threaded worker processes of this machine, or on the
-running cluster at ``--scheduler``. A progress bar counts the calibrations, then the cells. Every
-finished unit is written at once to ``<output>.units/``; the same command run again skips them (it
-resumes), and refuses a folder written for another design. The record goes to ``--output``
-(default ``book/data/summary_<study>.json``) and the time of each task is printed.
+(:func:`lagtheory.experiments.exploratory.runner.run_study`), each batch of cells (all cells of a task and
+optimiser) as one unit of :func:`lagtheory.experiments.engine.distributed.run_units`. The command::
 
-``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.cells.run_rows`); on a
-machine without one the command refuses. ``--tasks`` and ``--steps`` run part of a study, or all of
-it with another step budget T: a trial, not the study's design (the record's configurations say
-what ran). The command::
+    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all
+        [the same options] [--optimisers sgd|adam ...] [--levels LABEL ...] [--tuning PATH]
 
-    python -m lagtheory.experiments.run confirmatory --stage grid|tuning|best|validation|all [...]
+runs a stage of the registered confirmatory study (:mod:`lagtheory.experiments.confirmatory.stages`; ``all``:
+the four in order, a stage whose record this same command already wrote is kept). It refuses to start when
+``book/registration.md`` no longer hashes to ``book/data/registration.sha256``.
 
-runs a stage of the registered confirmatory study instead (:mod:`lagtheory.experiments.confirmatory.runs`;
-``python -m lagtheory.experiments.run confirmatory --help``).
+Units run on a ``LocalCluster`` of ``--workers`` single-threaded worker processes of this machine, started once
+there is work, or on the running cluster at ``--scheduler``; a progress bar counts them. Every finished unit
+is written at once to ``<output>.units/``; the same command run again skips them (it resumes), and refuses a
+folder written for another design. The record goes to ``--output``: by default
+``runs/summary_<study>.json`` or ``runs/confirmatory/<stage>.json`` under the working directory, a folder git
+ignores (:mod:`lagtheory.experiments.paths`). The command never writes over an existing record: it refuses
+before any work unless ``--overwrite`` is given, so a trial run cannot replace the book's committed record
+(to replace it on purpose, pass its path to ``--output`` with ``--overwrite``).
+
+``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.cells.run_rows`); on a machine
+without one the command refuses. ``--seeds``, ``--tasks``, ``--steps`` (and for the confirmatory study
+``--optimisers``, ``--levels``) run part of a study or stage, or all of it with another step budget T: a trial,
+not the study's design (the record's configurations say what ran; a confirmatory record says so in its
+``trial`` field).
 """
 
 from __future__ import annotations
@@ -31,120 +40,151 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from lagtheory.training import OPTIMISERS
+
+from .confirmatory.registration import page_hash, stored_hash
+from .confirmatory.stages import STAGES, TRIAL_OPTIONS, check_tuning, plan, run_stage
 from .engine.cells import check_device
 from .engine.distributed import finished, run_units
 from .exploratory.records import write_record
-from .exploratory.studies import STUDIES, run_study
+from .exploratory.runner import run_study
+from .exploratory.studies import STUDIES
+from .parameters import fill_doc
+from .paths import CONFIRMATORY_RUNS, RUNS, record_path, units_folder
 
-BOOK_DATA = Path("book") / "data"
-"""Where records go by default; ``book/data`` under the working directory, the repository root
-(the package may be installed as a wheel, far from any checkout)."""
+CONFIRMATORY = "confirmatory"
+"""The name the command gives the registered confirmatory study."""
+MIN_STEPS = 4
+"""The shortest step budget T of a trial, so that every warm-up is at least one step (lag's T/8 in tuning)."""
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line (module docstring)."""
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("study", choices=sorted(STUDIES))
-    parse.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default: the study's number)")
-    parse.add_argument(
-        "--output", type=Path, default=None, help="default book/data/summary_<study>.json under the working directory"
-    )
-    parse.add_argument("--scheduler", default=None, help="address of a running dask scheduler, tcp://HOST:PORT")
-    parse.add_argument("--workers", type=int, default=2, help="worker processes of the local cluster (default 2)")
-    parse.add_argument("--device", default="cpu", help="cpu (default) or cuda: where the workers train")
-    parse.add_argument("--tasks", nargs="+", default=None, help="run only these tasks of the study")
-    parse.add_argument("--steps", type=int, default=None, help="step budget T of every task (default: the study's)")
-    parse.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parse
-
-
-def main(arguments: list[str] | None = None) -> Path:
-    """Parse the command line, run the study's units, write the record; return its path (``confirmatory``:
-    :func:`lagtheory.experiments.confirmatory.runs.main` with the other arguments).
-
-    Parameters
-    ----------
-    arguments : list of str, optional
-        The command line without the program's name (default ``sys.argv[1:]``).
+    """The command line (module docstring), one for every study and stage.
 
     Returns
     -------
-    pathlib.Path
-        The record written.
+    argparse.ArgumentParser
+        The parser of ``python -m lagtheory.experiments.run``.
+    """
+    parse = argparse.ArgumentParser(
+        prog="python -m lagtheory.experiments.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parse.add_argument("study", choices=[*sorted(STUDIES), CONFIRMATORY])
+    parse.add_argument("--output", type=Path, default=None, help="default runs/summary_<study>.json (ignored by git)")
+    parse.add_argument("--overwrite", action="store_true", help="replace the record at --output if it exists")
+    parse.add_argument("--scheduler", default=None, help="address of a running dask scheduler, tcp://HOST:PORT")
+    parse.add_argument("--workers", type=int, default=2, help="worker processes of the local cluster (default 2)")
+    parse.add_argument("--device", default="cpu", help="cpu (default) or cuda: where the workers train")
+    parse.add_argument("--quiet", action="store_true", help="no progress bar")
+    trial = parse.add_argument_group("trials (part of a study or stage, or another budget: not its design)")
+    trial.add_argument("--seeds", type=int, default=None, help="a study: seeds 0..N-1; a stage: its first N seeds")
+    trial.add_argument("--tasks", nargs="+", default=None, help="only these tasks")
+    trial.add_argument("--steps", type=int, default=None, help=f"step budget T of every task (at least {MIN_STEPS})")
+    trial.add_argument("--optimisers", nargs="+", default=None, choices=OPTIMISERS, help="confirmatory: only these")
+    trial.add_argument("--levels", nargs="+", default=None, help="confirmatory: only these registered cells (labels)")
+    stage = parse.add_argument_group("the confirmatory study")
+    stage.add_argument("--stage", choices=(*STAGES, "all"), default=None, help="a stage, or all four in order")
+    stage.add_argument("--tuning", type=Path, default=None, help="the best stage's tuning record (default: its output)")
+    return parse
+
+
+@fill_doc
+def check(args: argparse.Namespace, parse: argparse.ArgumentParser) -> None:
+    """Every check of an option that does not depend on the study's design, made once for all studies.
+
+    Parameters
+    ----------
+    %(args)s
+    parse : argparse.ArgumentParser
+        Its parser, which reports an invalid option.
 
     Raises
     ------
     SystemExit
-        If the command line is invalid (argparse's error, naming the option).
+        If ``--workers`` or ``--seeds`` is below 1, ``--steps`` below :data:`MIN_STEPS`, ``--scheduler`` is no
+        address, the device is not available (checked without ``--scheduler``: a remote cluster's workers may
+        have a GPU this client lacks), ``--stage`` is missing for the confirmatory study or given to another,
+        or an option of the confirmatory study is given to another (argparse's error, naming the option).
     """
-    given = sys.argv[1:] if arguments is None else arguments
-    if given[:1] == ["confirmatory"]:
-        from .confirmatory.runs import main as confirmatory_main
-
-        return confirmatory_main(given[1:])
-    parse = parser()
-    args = parse.parse_args(arguments)
-    if args.output is None and not BOOK_DATA.is_dir():
-        parse.error(
-            f"--output: no folder {BOOK_DATA} in the working directory; run from the repository root or pass a path"
-        )
     if args.workers < 1:
         parse.error(f"--workers must be at least 1, got {args.workers}")
     if args.seeds is not None and args.seeds < 1:
         parse.error(f"--seeds must be at least 1, got {args.seeds}")
-    if args.steps is not None and args.steps < 1:
-        parse.error(f"--steps must be at least 1, got {args.steps}")
+    if args.steps is not None and args.steps < MIN_STEPS:
+        parse.error(f"--steps must be at least {MIN_STEPS} (every warm-up at least one step), got {args.steps}")
     if args.scheduler is not None and "://" not in args.scheduler:
         parse.error(f"--scheduler must be an address such as tcp://HOST:8786, got {args.scheduler!r}")
-    if args.scheduler is None:  # a remote cluster's workers may have a GPU that this client lacks
+    if (args.study == CONFIRMATORY) != (args.stage is not None):
+        parse.error(f"--stage is required by the {CONFIRMATORY} study and only there")
+    for name in ("optimisers", "levels", "tuning"):
+        if args.study != CONFIRMATORY and getattr(args, name) is not None:
+            parse.error(f"--{name} applies to the {CONFIRMATORY} study only")
+    if args.scheduler is None:
         try:
             check_device(args.device)
         except ValueError as error:
             parse.error(f"--device: {error}")
-    the_study = STUDIES[args.study]
-    tasks = the_study.tasks
-    if args.tasks is not None:
-        names = [design.name for design in tasks]
-        unknown = [name for name in args.tasks if name not in names]
-        if unknown:
-            parse.error(f"--tasks must be among {names}, got {unknown}")
-        tasks = tuple(design for design in tasks if design.name in args.tasks)
-    if args.steps is not None:
-        tasks = tuple(dataclasses.replace(design, steps=args.steps) for design in tasks)
-    the_study = dataclasses.replace(the_study, tasks=tasks)
-    seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
-    output = args.output or BOOK_DATA / f"summary_{the_study.name}.json"
-    folder = output.with_name(output.name.removesuffix(".json") + ".units")
-    command = shlex.join(["python", "-m", "lagtheory.experiments.run", *(arguments or sys.argv[1:])])
 
-    torch.set_num_threads(1)
-    print(
-        f"{the_study.name}: {len(the_study.tasks)} tasks x {len(the_study.optimisers)} optimisers, {len(seeds)} seeds; "
-        f"units in {folder}",
-        file=sys.stderr,
-    )
+
+def command_line(arguments: list[str]) -> str:
+    """The command a record stores: ``python -m lagtheory.experiments.run`` and ``arguments``.
+
+    Parameters
+    ----------
+    arguments : list of str
+        The command line after the program's name.
+
+    Returns
+    -------
+    str
+        The command, quoted for a POSIX shell.
+    """
+    return shlex.join(["python", "-m", "lagtheory.experiments.run", *arguments])
+
+
+@contextlib.contextmanager
+def cluster(args: argparse.Namespace, folder: Path) -> Iterator[Callable[..., Mapping[str, Any]]]:
+    """How the command's units run: ``execute(units, work, weights, unit)`` on the cluster at ``--scheduler``, or
+    on one local cluster of ``--workers`` processes started when there is first a unit to run (a resumed run
+    whose units are all written starts none) and shut down at the end of the block.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line: its ``scheduler``, ``workers`` and ``quiet``.
+    folder : pathlib.Path
+        Where each finished unit is written (and found when the command resumes).
+
+    Yields
+    ------
+    callable
+        ``execute(units, work, weights, unit)``: unit name -> result
+        (:func:`lagtheory.experiments.engine.distributed.run_units`).
+    """
     with contextlib.ExitStack() as stack:
         scheduler: list[str] = [] if args.scheduler is None else [args.scheduler]
 
-        def on_cluster(
+        def execute(
             units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
         ) -> Mapping[str, Any]:
             if not scheduler and set(units) - set(finished(units, folder)):
-                # one local cluster for the whole run (calibrations, then cells), started once there is work
                 from dask.distributed import LocalCluster
 
-                cluster = stack.enter_context(
+                local = stack.enter_context(
                     LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0")
                 )
-                scheduler.append(cluster.scheduler_address)
+                scheduler.append(local.scheduler_address)
             return run_units(
                 units,
                 work,
@@ -155,10 +195,154 @@ def main(arguments: list[str] | None = None) -> Path:
                 unit=unit,
             )
 
-        record = run_study(the_study, seeds, command, on_cluster, device=args.device)
+        yield execute
+
+
+@fill_doc
+def output_of(args: argparse.Namespace, parse: argparse.ArgumentParser, default: Path) -> Path:
+    """The record's path (``--output``, or ``default``); refused if it exists and ``--overwrite`` is not given.
+
+    Parameters
+    ----------
+    %(args)s
+    %(parse)s
+    default : pathlib.Path
+        The default output.
+
+    Returns
+    -------
+    pathlib.Path
+        The path, its folder created.
+
+    Raises
+    ------
+    SystemExit
+        If the record exists and ``--overwrite`` is not given.
+    """
+    output = args.output or default
+    if output.exists() and not args.overwrite:
+        parse.error(f"--output: {output} exists; pass --overwrite to replace it, or another --output")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return output
+
+
+@fill_doc
+def main(arguments: list[str] | None = None) -> Path:
+    """Parse the command line, run the study's or stage's units, write the record; return its path (with
+    ``--stage all``, the last stage's).
+
+    Parameters
+    ----------
+    %(arguments)s
+
+    Returns
+    -------
+    pathlib.Path
+        The record written.
+
+    Raises
+    ------
+    SystemExit
+        If the command line is invalid (argparse's error, naming the option: :func:`check`, the study's design,
+        an existing record without ``--overwrite``), or ``book/registration.md`` no longer hashes to the stored
+        hash (confirmatory).
+    """
+    given = list(sys.argv[1:] if arguments is None else arguments)
+    parse = parser()
+    args = parse.parse_args(given)
+    check(args, parse)
+    torch.set_num_threads(1)
+    if args.study == CONFIRMATORY:
+        return confirmatory(args, parse, given)
+    the_study = STUDIES[args.study]
+    tasks = the_study.tasks
+    if args.tasks is not None:
+        names = [design.name for design in tasks]
+        if unknown := [name for name in args.tasks if name not in names]:
+            parse.error(f"--tasks must be among {names}, got {unknown}")
+        tasks = tuple(design for design in tasks if design.name in args.tasks)
+    if args.steps is not None:
+        tasks = tuple(dataclasses.replace(design, steps=args.steps) for design in tasks)
+    the_study = dataclasses.replace(the_study, tasks=tasks)
+    seeds = tuple(range(args.seeds if args.seeds is not None else the_study.seeds))
+    output = output_of(args, parse, record_path(the_study.name, RUNS))
+    folder = units_folder(output)
+    command = command_line(given)
+    print(
+        f"{the_study.name}: {len(the_study.tasks)} tasks x {len(the_study.optimisers)} optimisers, {len(seeds)} seeds; "
+        f"units in {folder}",
+        file=sys.stderr,
+    )
+    with cluster(args, folder) as execute:
+        record = run_study(the_study, seeds, command, execute, device=args.device)
     for task, value in record["seconds"].items():
         print(f"{task}: {value} s of work (calibration and cells, every optimiser)", file=sys.stderr)
     write_record(record, output)
+    print(f"wrote {output}; to resume an interrupted run, run the same command again: {command}", file=sys.stderr)
+    return output
+
+
+@fill_doc
+def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given: list[str]) -> Path:
+    """The confirmatory study's part of :func:`main`: one stage, or every stage in order (``--stage all``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (checked by :func:`check`).
+    %(parse)s
+    given : list of str
+        The command line, as given.
+
+    Returns
+    -------
+    pathlib.Path
+        The record written (with ``--stage all``, the last stage's).
+
+    Raises
+    ------
+    SystemExit
+        As :func:`main` raises it.
+    """
+    if args.stage == "all":
+        if args.output is not None or args.tuning is not None:
+            parse.error("--stage all writes every stage to its default output: drop --output and --tuning")
+        rest = [a for k, a in enumerate(given) if a != "--stage" and given[k - 1 : k] != ["--stage"]]
+        rest = [a for a in rest if not a.startswith("--stage=")]
+        rest.remove(CONFIRMATORY)
+        last = CONFIRMATORY_RUNS / f"{STAGES[-1]}.json"
+        for stage in STAGES:
+            existing = CONFIRMATORY_RUNS / f"{stage}.json"
+            stage_arguments = [CONFIRMATORY, "--stage", stage, *rest]
+            if existing.exists() and not args.overwrite:
+                written = json.loads(existing.read_text()).get("command")
+                if written != command_line(stage_arguments):
+                    parse.error(f"{existing} exists, written by {written!r}; pass --overwrite to replace it")
+                print(f"confirmatory {stage}: {existing} exists, written by this command; kept", file=sys.stderr)
+            else:
+                last = main(stage_arguments)
+        return last
+    output = output_of(args, parse, CONFIRMATORY_RUNS / f"{args.stage}.json")
+    try:
+        the_plan = plan(args.stage, **{name: getattr(args, name) for name in TRIAL_OPTIONS})
+    except ValueError as error:
+        parse.error(str(error))
+    registration = stored_hash()
+    if page_hash() != registration:
+        parse.error("book/registration.md no longer hashes to book/data/registration.sha256: refusing to run")
+    tuning = None
+    if args.stage == "best":
+        tuning = json.loads((args.tuning or CONFIRMATORY_RUNS / "tuning.json").read_text())
+        try:
+            check_tuning(tuning, registration, the_plan)
+        except ValueError as error:
+            parse.error(str(error))
+    folder = units_folder(output)
+    command = command_line(given)
+    print(f"confirmatory {args.stage}: units in {folder}", file=sys.stderr)
+    with cluster(args, folder) as execute:
+        record = run_stage(the_plan, execute, registration, command, args.device, tuning)
+    output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
     print(f"wrote {output}; to resume an interrupted run, run the same command again: {command}", file=sys.stderr)
     return output
 

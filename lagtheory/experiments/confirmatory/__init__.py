@@ -2,9 +2,20 @@
 
 - :mod:`~lagtheory.experiments.confirmatory.registration`: the registered sections' hashes and constants;
 - :mod:`~lagtheory.experiments.confirmatory.design`: its cells and the runs of each stage;
-- :mod:`~lagtheory.experiments.confirmatory.runs`: the stages, run resumably on dask;
+- :mod:`~lagtheory.experiments.confirmatory.planning`: its power calculation (planning effects, seeds per cell);
+- :mod:`~lagtheory.experiments.confirmatory.stages`: what each stage runs, and its record;
+- :mod:`~lagtheory.experiments.confirmatory.runs`: the units of the stages and their work;
+- :mod:`~lagtheory.experiments.confirmatory.tuning`: best-vs-best tuning (the configuration each schedule is
+  chosen at);
 - :mod:`~lagtheory.experiments.confirmatory.analysis`: the registered outcomes and verdicts;
 - :mod:`~lagtheory.experiments.confirmatory.predictor`: H5, the frozen predictor on the validation cells;
 - :mod:`~lagtheory.experiments.confirmatory.records`: the committed records and their re-run sample;
+- :mod:`~lagtheory.experiments.confirmatory.answer`: the book's one answer, in sentences from the records;
+- :mod:`~lagtheory.experiments.confirmatory.figures`: the verdict chapter's figures of the records;
+- :mod:`~lagtheory.experiments.confirmatory.step_size`: failure and recognition against the base rate;
+- :mod:`~lagtheory.experiments.confirmatory.predictor_breakdown`: H5 split by optimiser and task family;
+- :mod:`~lagtheory.experiments.confirmatory.sensitivity`: outcome (c)'s Monte Carlo error;
+- :mod:`~lagtheory.experiments.confirmatory.stability`: an exploratory successor to the predictor, scored on
+  the validation cells.
 - :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32).
 """

@@ -1,7 +1,7 @@
 """The registered outcomes of the confirmatory study from its stored records (``book/registration.md``,
 sections "Tuning, both ways", "Outcomes and tests", "Families, alpha, multiplicity", "Verdicts").
 
-Inputs: the grid record and the best record of :mod:`lagtheory.experiments.confirmatory.runs` (the best
+Inputs: the grid record and the best record of :mod:`lagtheory.experiments.confirmatory.stages` (the best
 record lists each cell's tuned choices). Per cell, the four *variants* (:data:`VARIANTS`) pair joint's and
 lag's per-seed runs (:func:`paired_runs`): the shared calibrated rate (the cell's ``shared_rate``, lag at
 T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal joint-phase steps. Then
@@ -47,10 +47,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..exploratory.design import MARGIN
-from ..exploratory.reanalysis import load_exploratory
+from ..exploratory.records import load_exploratory
+from ..parameters import fill_doc
 from ..statistics.paired import bootstrap_interval, holm, mcnemar_exact, paired_t, tost, tost_binary
-from ..statistics.power import plan, planning_effects
 from .design import GRID_WARM_FRACTION, Run
+from .planning import plan, planning_effects
 from .registration import ALPHA, FAILURE_MARGIN, WINDOW_SHARE, check_record
 
 VARIANTS = (("shared", "total"), ("shared", "joint"), ("best", "total"), ("best", "joint"))
@@ -60,7 +61,7 @@ POWER_OUTCOMES = {
     "recognition": "recognition (McNemar, languages)",
     "conditional": "conditional log loss, difference (paired t)",
 }
-"""The outcomes of :func:`analyse` and the rows of :func:`lagtheory.experiments.statistics.power.plan` that give their power."""
+"""The outcomes of :func:`analyse` and the rows of :func:`lagtheory.experiments.confirmatory.planning.plan` that give their power."""
 MIN_BOTH_SUCCEED = 10
 """Outcome (b) is estimable in a cell only with at least this many seeds where neither run fails (the
 registration)."""
@@ -76,6 +77,7 @@ def _run_key(schedule: str, rate: float, warm: float | None, accounting: str) ->
     return Run("lag", rate, warm, accounting).key
 
 
+@fill_doc
 def paired_runs(
     grid: Mapping[str, Any], best: Mapping[str, Any] | None, cell: str, tuning: str, accounting: str
 ) -> tuple[Mapping[str, list], Mapping[str, list]]:
@@ -85,8 +87,7 @@ def paired_runs(
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
     best : mapping or None
         The best stage's record (its ``choices`` and ``cells``); needed only for ``tuning`` "best".
     cell : str
@@ -396,13 +397,13 @@ def robust_verdict(verdicts: Sequence[str]) -> str:
 
 def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> dict[str, dict[str, Any]]:
     """Per optimiser and outcome of :data:`POWER_OUTCOMES`, the power at ``seeds`` seeds against the planning
-    effects of the exploratory ``records`` (the registration's table, :func:`lagtheory.experiments.statistics.power.plan`
+    effects of the exploratory ``records`` (the registration's table, :func:`lagtheory.experiments.confirmatory.planning.plan`
     at Bonferroni's level), and ``equivalence_seeds``: the seeds (b)'s equivalence test would need.
 
     Parameters
     ----------
     records : mapping of str to mapping
-        Study name -> exploratory record (:func:`lagtheory.experiments.exploratory.reanalysis.load_exploratory`).
+        Study name -> exploratory record (:func:`lagtheory.experiments.exploratory.records.load_exploratory`).
     seeds : int, optional
         Seeds per cell, >= 1 (default 100, the registered seeds).
 
@@ -420,6 +421,7 @@ def design_power(records: Mapping[str, Mapping[str, Any]], seeds: int = 100) -> 
     return out
 
 
+@fill_doc
 def analyse(
     grid: Mapping[str, Any],
     best: Mapping[str, Any] | None,
@@ -437,8 +439,7 @@ def analyse(
 
     Parameters
     ----------
-    grid : mapping
-        The grid stage's record.
+    %(grid)s
     best : mapping or None
         The best stage's record, or None (the shared-rate variants and (c) only).
     resamples : int, optional
@@ -508,13 +509,13 @@ def analyse(
     return {"registration": grid["registration"], "outcomes": results, "window": window, "robust": robust}
 
 
+@fill_doc
 def main(arguments: list[str] | None = None) -> Path:
     """The command of the module docstring; returns the path written.
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line without the program's name (default ``sys.argv[1:]``).
+    %(arguments)s
 
     Returns
     -------

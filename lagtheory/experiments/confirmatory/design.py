@@ -3,13 +3,14 @@ and which runs each stage trains in a cell.
 
 Read from the registered section (never from the exploratory design's defaults where the two could differ):
 
-* **Cells** ("Regimes, cells, seeds"): the nine tasks of the exploratory study with their settings, budgets
-  T and batch size 32, times SGD and Adam, times the six levels of
+* **Cells** ("Regimes, cells, seeds"): the nine registered tasks
+  (:data:`lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`) with the settings, budgets
+  T and batch size 32 of their exploratory study, times SGD and Adam, times the six levels of
   :data:`lagtheory.experiments.confirmatory.registration.CONFIRMATORY_LEVELS` (the centre, readout 1 and 3 at ratio 1
   and 3, LP-FT): 108 cells (:func:`confirmatory_cells`). A cell's name is the name of the exploratory cell it
   repeats on fresh seeds (``<task>/<optimiser>/<sweep>/<level>``).
-* **Grid runs** ("Runs"; :func:`grid_runs`): at every base rate of the registered grid (the exploratory
-  calibration's :data:`lagtheory.experiments.exploratory.calibration.RATE_GRIDS`: SGD 1e-3..1e2, 11 rates; Adam
+* **Grid runs** ("Runs"; :func:`grid_runs`): at every base rate of the registered grid
+  (:data:`lagtheory.experiments.confirmatory.registration.RATE_GRIDS`: SGD 1e-3..1e2, 11 rates; Adam
   1e-4..1, 9 rates; attention step ``eta*sqrt(r)``, output ``eta/sqrt(r)``), joint, lag under equal
   total steps (warm-up T/4 out of the budget) and lag under equal joint-phase steps (warm-up T/4, then T
   joint steps). Joint has no warm-up, so it is the same run under both accountings (the same phases,
@@ -28,39 +29,55 @@ the warm-up replaced for a fraction other than 1/4 (:func:`run_config`).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..engine.cells import TrainingConfig
-from ..exploratory.calibration import RATE_GRIDS
-from ..exploratory.design import OPTIMISERS, TaskDesign, main_level, training_config
-from ..exploratory.studies import STUDIES
-from .registration import CONFIRMATORY_LEVELS, WARM_FRACTIONS
+from lagtheory.schedules import ACCOUNTINGS
+from lagtheory.training import OPTIMISERS
 
-TASK_STUDIES = ("languages", "regression", "icl")
-"""The exploratory studies whose tasks are the confirmatory tasks (nine in all)."""
+from ..engine.cells import TrainingConfig
+from ..exploratory.design import TaskDesign, main_level, training_config
+from ..exploratory.studies import STUDIES
+from ..parameters import fill_doc
+from ..paths import BOOK_DATA, record_path
+from ..predictor.balance import VALIDATION_RATIOS, VALIDATION_SCALES
+from .registration import CONFIRMATORY_LEVELS, CONFIRMATORY_TASKS, RATE_GRIDS, WARM_FRACTIONS
+
 GRID_WARM_FRACTION = 0.25
 """Lag's warm-up in the grid runs and the shared-rate variant, as a fraction of the budget (T/4)."""
-ACCOUNTINGS = ("total", "joint")
-"""Equal total steps, equal joint-phase steps (the engine's ``accounting``)."""
 VALIDATION_SEED_OFFSET = 500
 """The validation set of the tuning runs is drawn from the task's test seed plus this."""
-VALIDATION_READOUT_SCALES = (0.05, 0.5, 2.0, 10.0)
-VALIDATION_RATIOS = (0.5, 2.0, 30.0)
 
 
 def confirmatory_tasks() -> list[tuple[str, TaskDesign]]:
-    """(study name, task design) of the nine confirmatory tasks, in the exploratory studies' order.
+    """(study name, task design) of the nine registered tasks
+    (:data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`, in its order), each design
+    taken from its exploratory study by name: a task a study gains later is not a confirmatory task.
 
     Returns
     -------
     list of (str, TaskDesign)
-        The tasks of the studies :data:`TASK_STUDIES`, each with the name of its study.
+        The registered tasks, each with the name of its study.
+
+    Raises
+    ------
+    KeyError
+        If a study no longer has a registered task (naming both).
     """
-    return [(name, design) for name in TASK_STUDIES for design in STUDIES[name].tasks]
+    tasks = []
+    for study, names in CONFIRMATORY_TASKS.items():
+        designs = {design.name: design for design in STUDIES[study].tasks}
+        for name in names:
+            if name not in designs:
+                raise KeyError(f"the registered task {name!r} is no longer a task of the study {study!r}")
+            tasks.append((study, designs[name]))
+    return tasks
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ConfirmatoryCell:
     """A confirmatory cell: the ``study`` and ``task`` of its task, ``optimiser``, its registered ``label``
@@ -70,11 +87,11 @@ class ConfirmatoryCell:
     Attributes
     ----------
     study : str
-        The exploratory study of the task (one of :data:`TASK_STUDIES`).
+        The exploratory study of the task (a key of
+        :data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_TASKS`).
     task : str
         The task's name (a :class:`~lagtheory.experiments.exploratory.design.TaskDesign` name).
-    optimiser : str
-        "sgd" or "adam".
+    %(optimiser)s
     label : str
         The registered level, a key of :data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_LEVELS`.
     exploratory : str
@@ -176,6 +193,7 @@ def confirmatory_cells(
     return cells
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Run:
     """One run of a cell (all its seeds): ``schedule`` "joint" or "lag" at ``base_rate``, lag's warm-up
@@ -184,8 +202,7 @@ class Run:
 
     Attributes
     ----------
-    schedule : str
-        "joint" or "lag".
+    %(confirmatory_schedule)s
     base_rate : float
         The base rate eta, positive (attention step ``eta*sqrt(r)``, output ``eta/sqrt(r)``).
     warm_fraction : float or None
@@ -198,7 +215,7 @@ class Run:
     ValueError
         If ``schedule`` is neither "joint" nor "lag", a joint run has a ``warm_fraction`` or an accounting
         other than "both", a lag run's ``warm_fraction`` is not in (0, 1) or its accounting is not in
-        :data:`ACCOUNTINGS`, or ``base_rate`` is not positive.
+        :data:`~lagtheory.schedules.ACCOUNTINGS`, or ``base_rate`` is not positive.
     """
 
     schedule: str
@@ -267,14 +284,14 @@ def run_config(design: TaskDesign, cell: ConfirmatoryCell, run: Run) -> Training
     return config
 
 
+@fill_doc
 def grid_runs(optimiser: str) -> list[Run]:
     """The grid stage's runs of a cell (module docstring): per rate of ``RATE_GRIDS[optimiser]`` joint, lag
     (T/4) under equal total steps and lag (T/4) under equal joint-phase steps.
 
     Parameters
     ----------
-    optimiser : str
-        A key of :data:`~lagtheory.experiments.exploratory.calibration.RATE_GRIDS` ("sgd" or "adam").
+    %(grid_optimiser)s
 
     Returns
     -------
@@ -293,14 +310,14 @@ def grid_runs(optimiser: str) -> list[Run]:
     return runs
 
 
+@fill_doc
 def tuning_runs(optimiser: str) -> list[Run]:
     """The tuning stage's runs of a cell: per grid rate joint, and lag at every warm-up fraction of
     :data:`~lagtheory.experiments.confirmatory.registration.WARM_FRACTIONS` under both accountings.
 
     Parameters
     ----------
-    optimiser : str
-        A key of :data:`~lagtheory.experiments.exploratory.calibration.RATE_GRIDS` ("sgd" or "adam").
+    %(grid_optimiser)s
 
     Returns
     -------
@@ -341,6 +358,43 @@ def validation_levels() -> list[tuple[float, float]]:
     Returns
     -------
     list of (float, float)
-        ``VALIDATION_READOUT_SCALES`` times ``VALIDATION_RATIOS``, readout scale outer.
+        :data:`~lagtheory.experiments.predictor.balance.VALIDATION_SCALES` times
+        :data:`~lagtheory.experiments.predictor.balance.VALIDATION_RATIOS` (the cells whose predictions were
+        committed before they ran), readout scale outer.
     """
-    return [(scale, ratio) for scale in VALIDATION_READOUT_SCALES for ratio in VALIDATION_RATIOS]
+    return [(scale, ratio) for scale in VALIDATION_SCALES for ratio in VALIDATION_RATIOS]
+
+
+def shared_rates(cells: Sequence[ConfirmatoryCell], folder: Path = BOOK_DATA) -> dict[str, float]:
+    """The shared calibrated rate of each cell ("Tuning, both ways"): the exploratory calibration's rate of its
+    main-grid cell in ``folder/summary_<study>.json``; LP-FT takes the centre's.
+
+    Parameters
+    ----------
+    cells : sequence of ConfirmatoryCell
+        The cells.
+    folder : pathlib.Path, optional
+        Where the exploratory records are (default ``book/data``, relative to the working directory).
+
+    Returns
+    -------
+    dict of str to float
+        Cell name -> its shared calibrated base rate.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a cell's study has no record in ``folder``.
+    KeyError
+        If the record has no calibrated rate of a cell's task, optimiser and level.
+    TypeError
+        If the calibration left the cell's level without a rate (stored as null).
+    """
+    records: dict[str, Any] = {}
+    rates = {}
+    for cell in cells:
+        if cell.study not in records:
+            records[cell.study] = json.loads(record_path(cell.study, folder).read_text())["calibration"]
+        base = records[cell.study][cell.task][cell.optimiser]["base_rates"]
+        rates[cell.name] = float(base[main_level(cell.readout_scale, cell.ratio)])
+    return rates

@@ -1,7 +1,7 @@
 """H5 of the registered confirmatory study: the frozen predictor on the validation cells
 (``book/registration.md``, section "The predictor").
 
-Inputs: the validation record of :mod:`lagtheory.experiments.confirmatory.runs` (216 cells, joint and lag at
+Inputs: the validation record of :mod:`lagtheory.experiments.confirmatory.stages` (216 cells, joint and lag at
 T/4 under equal total steps, each at its calibrated rate, on the confirmatory seeds) and the predictions
 committed before any of those cells ran (``book/data/predictor_predictions.json``: per cell the first-step
 balance, its prediction and the frozen baseline's log-odds). Per cell the *label* is "lag helps": lag fails

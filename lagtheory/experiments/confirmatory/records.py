@@ -2,12 +2,12 @@
 read and committed, and a seeded re-run of a sample of their runs (the confirmatory chapter's reproduction
 check).
 
-The runner (:mod:`lagtheory.experiments.confirmatory.runs`) writes each stage's record to
+The command (:mod:`lagtheory.experiments.run`, stages of :mod:`lagtheory.experiments.confirmatory.stages`) writes each stage's record to
 ``runs/confirmatory/<stage>.json``, outside git. Once a stage has finished, the command::
 
     python -m lagtheory.experiments.confirmatory.records
 
-copies every finished stage record into :data:`FOLDER` gzipped (deterministically: no name, time 0) and
+copies every finished stage record into :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS` gzipped (deterministically: no name, time 0) and
 writes the registered analyses of what is there: ``analysis.json``
 (:func:`lagtheory.experiments.confirmatory.analysis.analyse` of the grid record, with the best record once it
 exists) and ``predictor.json`` (:mod:`lagtheory.experiments.confirmatory.predictor`, once the validation stage
@@ -24,33 +24,29 @@ from typing import Any
 
 import numpy as np
 
-from ..exploratory.reanalysis import load_exploratory
-from ..predictor.evaluation import PREDICTIONS
+from ..exploratory.records import load_exploratory
+from ..parameters import fill_doc
+from ..paths import CONFIRMATORY_RECORDS, CONFIRMATORY_RUNS, PREDICTOR_PREDICTIONS
 from .analysis import analyse, design_power
 from .design import ConfirmatoryCell, Run, confirmatory_tasks
 from .predictor import predictor_outcome, validation_rows
 from .registration import check_record
 from .runs import cell_payload, run_unit, unit_payload
+from .stages import STAGES
 
-FOLDER = Path("book/data/confirmatory")
-"""Where the committed confirmatory records and analyses live."""
-STAGES = ("grid", "tuning", "best", "validation")
-"""The runner's stages, in the order they may run."""
-SOURCE = Path("runs/confirmatory")
-"""Where the runner writes its stage records."""
 EXACT = ("failed", "recognised", "horizon")
 """Per-seed quantities a re-run must reproduce exactly."""
 
 
-def stage_path(stage: str, folder: Path = FOLDER) -> Path:
+@fill_doc
+def stage_path(stage: str, folder: Path = CONFIRMATORY_RECORDS) -> Path:
     """The committed record of ``stage``: ``<folder>/<stage>.json.gz``.
 
     Parameters
     ----------
     stage : str
-        One of :data:`STAGES`.
-    folder : pathlib.Path, optional
-        Where the committed records live (default :data:`FOLDER`).
+        One of :data:`~lagtheory.experiments.confirmatory.stages.STAGES`.
+    %(folder)s
 
     Returns
     -------
@@ -60,7 +56,7 @@ def stage_path(stage: str, folder: Path = FOLDER) -> Path:
     Raises
     ------
     ValueError
-        If ``stage`` is not one of :data:`STAGES`.
+        If ``stage`` is not one of :data:`~lagtheory.experiments.confirmatory.stages.STAGES`.
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
@@ -98,14 +94,14 @@ def load_stage(path: str | Path, expected: str | None = None) -> dict[str, Any]:
     return record
 
 
-def committed_stages(folder: Path = FOLDER, expected: str | None = None) -> dict[str, dict[str, Any]]:
-    """Every committed stage record in ``folder``, by stage, in :data:`STAGES` order, each read by
+@fill_doc
+def committed_stages(folder: Path = CONFIRMATORY_RECORDS, expected: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every committed stage record in ``folder``, by stage, in :data:`~lagtheory.experiments.confirmatory.stages.STAGES` order, each read by
     :func:`load_stage` (``expected``: the registration hash they must carry).
 
     Parameters
     ----------
-    folder : pathlib.Path, optional
-        Where the committed records live (default :data:`FOLDER`).
+    %(folder)s
     expected : str, optional
         The registration hash every record must carry (default: the stored hash).
 
@@ -284,15 +280,15 @@ def mismatches(
     return found
 
 
-def main(folder: Path = FOLDER, source: Path = SOURCE) -> list[Path]:
+def main(folder: Path = CONFIRMATORY_RECORDS, source: Path = CONFIRMATORY_RUNS) -> list[Path]:
     """The command of the module docstring; returns the paths written.
 
     Parameters
     ----------
     folder : pathlib.Path, optional
-        Where the committed records and analyses are written (default :data:`FOLDER`).
+        Where the committed records and analyses are written (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).
     source : pathlib.Path, optional
-        Where the runner's stage records are read (default :data:`SOURCE`).
+        Where the runner's stage records are read (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RUNS`).
 
     Returns
     -------
@@ -317,7 +313,7 @@ def main(folder: Path = FOLDER, source: Path = SOURCE) -> list[Path]:
         (folder / "analysis.json").write_text(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")
         written.append(folder / "analysis.json")
     if "validation" in stages:
-        rows = validation_rows(stages["validation"], json.loads(PREDICTIONS.read_text())["cells"])
+        rows = validation_rows(stages["validation"], json.loads(PREDICTOR_PREDICTIONS.read_text())["cells"])
         result = {"registration": stages["validation"]["registration"], "outcome": predictor_outcome(rows)}
         (folder / "predictor.json").write_text(json.dumps({**result, "cells": rows}, sort_keys=True, indent=1) + "\n")
         written.append(folder / "predictor.json")

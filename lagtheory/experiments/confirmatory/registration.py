@@ -3,9 +3,9 @@ confirmatory study (issue 20) in machine-readable form.
 
 The page holds several **registered sections** (:data:`SECTIONS`), each with its own pair of marker
 lines and its own hash file: ``"confirmatory"``, the confirmatory study of issue 20 (markers
-:data:`BEGIN`, :data:`END`, hash :data:`HASH_FILE`), and ``"transformer"``, the registered transformer
+:data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), and ``"transformer"``, the registered transformer
 study of issue 32 (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
-:data:`TRANSFORMER_HASH_FILE`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer`).
+:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer`).
 A section is every line strictly between its begin line and its end line (each must occur
 exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before
 hashing, line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so any other
@@ -24,15 +24,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-PAGE = Path("book/registration.md")
-HASH_FILE = Path("book/data/registration.sha256")
-"""The file holding the confirmatory section's SHA-256."""
+from ..parameters import fill_doc
+from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
+
 BEGIN = "<!-- registered section: begin -->"
 """The line before the confirmatory section."""
 END = "<!-- registered section: end -->"
 """The line after the confirmatory section."""
-TRANSFORMER_HASH_FILE = Path("book/data/registration_transformer.sha256")
-"""The file holding the transformer section's SHA-256."""
 TRANSFORMER_BEGIN = "<!-- registered section transformer: begin -->"
 """The line before the transformer section."""
 TRANSFORMER_END = "<!-- registered section transformer: end -->"
@@ -48,8 +46,8 @@ class Section(NamedTuple):
 
 
 SECTIONS: Mapping[str, Section] = {
-    "confirmatory": Section(BEGIN, END, HASH_FILE),
-    "transformer": Section(TRANSFORMER_BEGIN, TRANSFORMER_END, TRANSFORMER_HASH_FILE),
+    "confirmatory": Section(BEGIN, END, REGISTRATION_HASH),
+    "transformer": Section(TRANSFORMER_BEGIN, TRANSFORMER_END, REGISTRATION_TRANSFORMER_HASH),
 }
 """The registered sections by name."""
 
@@ -75,6 +73,21 @@ CONFIRMATORY_LEVELS: Mapping[str, str] = {
     "LP-FT": "attention_init/preset",
 }
 """The confirmatory cells of every task and optimiser, by the exploratory cell they repeat on fresh seeds."""
+CONFIRMATORY_TASKS: Mapping[str, tuple[str, ...]] = {
+    "languages": ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C", "FIRST_LEARNED"),
+    "regression": ("regression",),
+    "icl": ("linear", "softmax"),
+}
+"""The nine registered tasks, by the exploratory study whose task design (setting, budget, batch size) each
+takes: frozen, whatever tasks the exploratory studies gain later."""
+RATE_GRIDS: Mapping[str, tuple[float, ...]] = {
+    "sgd": tuple(10.0 ** (k / 2) for k in range(-6, 5)),
+    "adam": tuple(10.0 ** (k / 2) for k in range(-8, 1)),
+}
+"""The registered step-size grid, per optimiser (SGD 1e-3..1e2, 11 rates; Adam 1e-4..1, 9 rates; half a
+decade apart): the exploratory calibration's grid when the study was registered, frozen here so that a
+later change of that grid (:data:`lagtheory.experiments.exploratory.calibration.RATE_GRIDS`) cannot move
+the registered runs."""
 WARM_FRACTIONS = (0.125, 0.25, 0.5)
 """Lag's warm-up fractions of the budget searched by best-vs-best tuning."""
 WINDOW_SHARE = 0.9
@@ -89,14 +102,14 @@ def _normalised(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+@fill_doc
 def registered_section(text: str, section: str = "confirmatory") -> str:
     """The registered section ``section`` of the page's ``text`` (module docstring), line endings normalised
     to LF; ValueError if its markers are missing, repeated, not whole lines, or out of order.
 
     Parameters
     ----------
-    text : str
-        The page's text.
+    %(text)s
     section : str, optional
         A key of :data:`SECTIONS` (default the confirmatory study's).
 
@@ -128,13 +141,13 @@ def registered_section(text: str, section: str = "confirmatory") -> str:
     return "\n".join(lines[begins[0] + 1 : ends[0]]) + "\n"
 
 
+@fill_doc
 def registration_hash(text: str, section: str = "confirmatory") -> str:
     """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section ``section`` of ``text``.
 
     Parameters
     ----------
-    text : str
-        The page's text.
+    %(text)s
     section : str, optional
         A key of :data:`SECTIONS`.
 
@@ -153,7 +166,7 @@ def registration_hash(text: str, section: str = "confirmatory") -> str:
     return hashlib.sha256(registered_section(text, section).encode("utf-8")).hexdigest()
 
 
-def page_hash(path: str | Path = PAGE, section: str = "confirmatory") -> str:
+def page_hash(path: str | Path = REGISTRATION_PAGE, section: str = "confirmatory") -> str:
     """:func:`registration_hash` of the section ``section`` of the page at ``path``.
 
     Parameters
@@ -176,13 +189,13 @@ def page_hash(path: str | Path = PAGE, section: str = "confirmatory") -> str:
     return registration_hash(Path(path).read_text(encoding="utf-8"), section)
 
 
-def stored_hash(path: str | Path = HASH_FILE) -> str:
+def stored_hash(path: str | Path = REGISTRATION_HASH) -> str:
     """The registered hash as committed in ``path``.
 
     Parameters
     ----------
     path : str or pathlib.Path, optional
-        The hash file (default :data:`HASH_FILE`).
+        The hash file (default :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`).
 
     Returns
     -------

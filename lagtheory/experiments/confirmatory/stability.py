@@ -8,18 +8,18 @@ before it was scored) says how far the base rate ``eta`` is from the largest rat
 step is stable on the local quadratic model of the loss:
 
 * ``H_j`` is the Hessian of seed j's mean training loss on the batch of step 0 at initialisation (the
-  engine's initial parameters and batch, :func:`lagtheory.experiments.engine.initial_parameters`), with
+  engine's initial parameters and batch, :func:`lagtheory.experiments.engine.cells.initial_parameters`), with
   respect to every parameter of both groups;
 * ``P_j`` is the diagonal of joint's first step per coordinate: SGD ``eta_group`` (attention
   ``eta*sqrt(r)``, output ``eta/sqrt(r)``); Adam ``eta_group / (|g_i| + eps)``, its first,
-  bias-corrected step ``-eta_group g_i / (|g_i| + eps)`` (:data:`lagtheory.experiments.predictor.ADAM_EPS`);
+  bias-corrected step ``-eta_group g_i / (|g_i| + eps)`` (:data:`lagtheory.experiments.predictor.balance.ADAM_EPS`);
 * the step's sharpness is ``lambda_j``, the largest eigenvalue of ``P_j^(1/2) H_j P_j^(1/2)``; gradient
   descent on a quadratic is stable while it is below 2, Adam with momentum ``beta1`` (its linearised
   update with a frozen preconditioner) while it is below ``(2 + 2 beta1) / (1 - beta1)``, 38 at the
   engine's 0.9 (:data:`STABILITY_LIMITS`; Cohen et al., "Adaptive gradient methods at the edge of
   stability");
 * the margin is ``log10(mean_j lambda_j / limit)`` over the predictor seeds
-  (:data:`lagtheory.experiments.predictor.PREDICTOR_SEEDS`): the log10 of the base rate over joint's
+  (:data:`lagtheory.experiments.predictor.balance.PREDICTOR_SEEDS`): the log10 of the base rate over joint's
   largest stable base rate at step 0. At 0 the base rate sits on the edge; above it joint's first step
   overshoots along the sharpest direction.
 
@@ -39,7 +39,7 @@ The command::
     python -m lagtheory.experiments.confirmatory.stability
 
 computes both margins for every validation cell from the committed validation record, scores them, and writes
-:data:`OUTPUT` (never into ``book/data/confirmatory``).
+:data:`~lagtheory.experiments.paths.PREDICTOR_SUCCESSOR` (never into ``book/data/confirmatory``).
 """
 
 from __future__ import annotations
@@ -57,22 +57,21 @@ from numpy.typing import NDArray
 from ..engine.cells import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
 from ..exploratory.records import config_from_dict
 from ..exploratory.studies import study
+from ..paths import CONFIRMATORY_RECORDS, PREDICTOR_SUCCESSOR
 from ..predictor.balance import ADAM_EPS, PREDICTOR_SEEDS
 from ..predictor.evaluation import RESAMPLES, auroc, cluster_bootstrap
-from .records import FOLDER, load_stage, stage_path
+from .records import load_stage, stage_path
 
 ADAM_BETA1 = 0.9
 """Adam's first-moment coefficient, as the engine's optimiser uses it (:class:`lagtheory.training.TorchGroupOptimiser`'s
 default)."""
 STABILITY_LIMITS: Mapping[str, float] = {"sgd": 2.0, "adam": (2 + 2 * ADAM_BETA1) / (1 - ADAM_BETA1)}
-"""The largest stable sharpness of a step on a quadratic: gradient descent 2; Adam with momentum ``beta1`` and a
-frozen preconditioner ``(2 + 2 beta1) / (1 - beta1)``."""
+"""The largest stable sharpness of a step on a quadratic, per optimiser (2 for gradient descent, and
+``(2 + 2 beta1) / (1 - beta1)`` for Adam with momentum ``beta1`` and a frozen preconditioner)."""
 HALF_DECADE = 0.5
 """The spacing of the calibration grid in decades."""
 SCORES = ("step_size_margin", "calibration_margin")
 """The successor's primary definition, then its coarse reading from the calibration."""
-OUTPUT = Path("book/data/predictor_successor.json")
-"""Where the command writes the successor's values and scores."""
 
 
 def step_hessians(task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS) -> dict[str, Any]:
@@ -86,7 +85,7 @@ def step_hessians(task: Task, config: TrainingConfig, seeds: Sequence[int] = PRE
     config : TrainingConfig
         The configuration (initialisation, batch size).
     seeds : sequence of int, optional
-        Distinct integers >= 0 (default :data:`~lagtheory.experiments.predictor.PREDICTOR_SEEDS`).
+        Distinct integers >= 0 (default :data:`~lagtheory.experiments.predictor.balance.PREDICTOR_SEEDS`).
 
     Returns
     -------
@@ -138,7 +137,7 @@ def first_step_sharpness(
     config : TrainingConfig
         The configuration: its step sizes, optimiser and initialisation.
     seeds : sequence of int, optional
-        Distinct integers >= 0 (default :data:`~lagtheory.experiments.predictor.PREDICTOR_SEEDS`).
+        Distinct integers >= 0 (default :data:`~lagtheory.experiments.predictor.balance.PREDICTOR_SEEDS`).
 
     Returns
     -------
@@ -172,7 +171,7 @@ def step_size_margin(task: Task, config: TrainingConfig, seeds: Sequence[int] = 
     config : TrainingConfig
         The configuration at the cell's base rate.
     seeds : sequence of int, optional
-        Distinct integers >= 0 (default :data:`~lagtheory.experiments.predictor.PREDICTOR_SEEDS`).
+        Distinct integers >= 0 (default :data:`~lagtheory.experiments.predictor.balance.PREDICTOR_SEEDS`).
 
     Returns
     -------
@@ -190,7 +189,7 @@ def step_size_margin(task: Task, config: TrainingConfig, seeds: Sequence[int] = 
 
 
 def calibration_margin(calibration: Mapping[str, Any], level: str, rate: float) -> float:
-    """The coarse reading from a calibration (:func:`lagtheory.experiments.calibration.calibrate`'s result):
+    """The coarse reading from a calibration (:func:`lagtheory.experiments.exploratory.calibration.calibrate`'s result):
     log10 of ``rate`` over the smallest grid rate at which some calibration run of ``level`` diverged, that
     rate taken half a decade above the grid's top where none did.
 
@@ -326,7 +325,7 @@ def validation_margins(validation: Mapping[str, Any], rows: Sequence[Mapping[str
     return out
 
 
-def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
+def main(folder: Path = CONFIRMATORY_RECORDS, output: Path = PREDICTOR_SUCCESSOR) -> Path:
     """The command of the module docstring; returns the path written.
 
     Parameters
@@ -334,7 +333,7 @@ def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
     folder : pathlib.Path, optional
         Where the committed confirmatory records are read (default ``book/data/confirmatory``).
     output : pathlib.Path, optional
-        The file written (default :data:`OUTPUT`).
+        The file written (default :data:`~lagtheory.experiments.paths.PREDICTOR_SUCCESSOR`).
 
     Returns
     -------
@@ -347,7 +346,7 @@ def main(folder: Path = FOLDER, output: Path = OUTPUT) -> Path:
     result = {
         "definition": "log10(base rate * mean over the predictor seeds of the step-0 sharpness / stability limit)",
         "stability_limits": dict(STABILITY_LIMITS),
-        "registration": validation["registration"],
+        "records_registration": validation["registration"],
         "score": score(rows, SCORES),
         "cells": [{key: row[key] for key in ("cell", "base_rate", *SCORES)} for row in rows],
     }

@@ -76,11 +76,12 @@ from ..exploratory.transformer_pilot import (
     training_at,
     unit_payload,
 )
+from ..paths import REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
 from ..statistics.power import mcnemar_power, smallest_n, window_accuracy
 from ..tasks.transformer.task import TransformerSetting
 from .analysis import binary_outcome, family_verdicts, window_outcome, window_verdict
 from .records import write_gzipped
-from .registration import PAGE, TRANSFORMER_HASH_FILE, page_hash, registered_section, stored_hash
+from .registration import page_hash, registered_section, stored_hash
 
 FORMAT = "lagtheory-transformer-study-1"
 DESIGN_FILE = Path("book/data/transformer_design.json")
@@ -514,7 +515,7 @@ def design_hash(path: Path = DESIGN_FILE) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def registered_design_hash(page: Path = PAGE) -> str:
+def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     """The design file's SHA-256 as the registered transformer section quotes it.
 
     Parameters
@@ -538,7 +539,7 @@ def registered_design_hash(page: Path = PAGE) -> str:
     return found[0]
 
 
-def load_design(path: Path = DESIGN_FILE, page: Path = PAGE) -> dict[str, Any]:
+def load_design(path: Path = DESIGN_FILE, page: Path = REGISTRATION_PAGE) -> dict[str, Any]:
     """The registered design, refused unless its SHA-256 is the one the registered section quotes.
 
     Parameters
@@ -624,7 +625,7 @@ def study_units(design: Mapping[str, Any], registration: str, seeds: Sequence[in
     return units
 
 
-def check_registered(page: Path = PAGE, hash_file: Path = TRANSFORMER_HASH_FILE) -> str:
+def check_registered(page: Path = REGISTRATION_PAGE, hash_file: Path = REGISTRATION_TRANSFORMER_HASH) -> str:
     """The transformer section's stored hash, after checking that the page still hashes to it.
 
     Parameters
@@ -720,7 +721,7 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
     ValueError
         If the record does not carry the registered hash, or holds other seeds than the design's.
     """
-    registration = stored_hash(TRANSFORMER_HASH_FILE)
+    registration = stored_hash(REGISTRATION_TRANSFORMER_HASH)
     if record.get("registration") != registration:
         raise ValueError(f"record must carry the transformer registration hash {registration}")
     if record["seeds"] != design["seeds"]:

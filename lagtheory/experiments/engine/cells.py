@@ -36,8 +36,10 @@ import torch
 from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer, check_positive
-from lagtheory.schedules import SCHEDULE_NAMES, Phase, ScheduleSettings, check_schedule_name, make_schedule
+from lagtheory.schedules import AVAILABLE_SCHEDULES, Phase, ScheduleSettings, check_schedule_name, make_schedule
 from lagtheory.training import OPTIMISERS, TorchGroupOptimiser, descend
+
+from ..parameters import fill_doc
 
 ATTENTION_INITS = ("zero", "random", "preset")
 GROUPS = ("attention", "output")
@@ -349,13 +351,13 @@ class CellResult:
         )
 
 
+@fill_doc
 def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
     """A non-empty sequence of distinct integers >= 0, checked.
 
     Parameters
     ----------
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
 
     Returns
     -------
@@ -395,6 +397,7 @@ def seed_rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, stream]))
 
 
+@fill_doc
 def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     """Per seed, one generator (``seed_rng(seed, 0)``) draws a standard normal array for every
     parameter in the task's order, whatever the configuration.
@@ -403,8 +406,7 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     ----------
     task : Task
         Gives the parameters' names and shapes.
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
 
     Returns
     -------
@@ -420,6 +422,7 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     return {name: torch.stack(values) for name, values in draws.items()}
 
 
+@fill_doc
 def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The initial parameters of :class:`TrainingConfig` from the seeds' standard normal ``draws``
     (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
@@ -431,8 +434,7 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
     ----------
     task : Task
         Gives the parameters' shapes and groups (and the preset attention).
-    config : TrainingConfig
-        The scales and the attention's initialisation.
+    %(config)s
     draws : mapping of str to torch.Tensor
         The standard normal draws of :func:`standard_draws`, name -> (seeds, ...).
 
@@ -460,6 +462,7 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
     return params
 
 
+@fill_doc
 def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`TrainingConfig`):
     :func:`scaled_parameters` of :func:`standard_draws`, so the readout of a seed is the same draw
@@ -469,10 +472,8 @@ def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int])
     ----------
     task : Task
         Gives the parameters' shapes and groups.
-    config : TrainingConfig
-        The scales and the attention's initialisation.
-    seeds : sequence of int
-        The seeds.
+    %(config)s
+    %(seeds)s
 
     Returns
     -------
@@ -482,10 +483,11 @@ def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int])
     return scaled_parameters(task, config, standard_draws(task, seeds))
 
 
+@fill_doc
 def run_cell(
     task: Task,
     config: TrainingConfig,
-    schedules: Sequence[str] = SCHEDULE_NAMES,
+    schedules: Sequence[str] = AVAILABLE_SCHEDULES,
     seeds: Sequence[int] = tuple(range(30)),
     progress: Callable[[int], None] | None = None,
 ) -> CellResult:
@@ -500,11 +502,9 @@ def run_cell(
         How every schedule is trained.
     schedules : sequence of str, optional
         A non-empty sequence of schedule names (default: all of
-        :data:`~lagtheory.schedules.SCHEDULE_NAMES`).
-    seeds : sequence of int, optional
-        Distinct integers >= 0 (default 0 to 29).
-    progress : callable, optional
-        Called with 1 after every step.
+        :data:`~lagtheory.schedules.AVAILABLE_SCHEDULES`).
+    %(exploratory_seeds)s
+    %(progress)s
 
     Returns
     -------
@@ -525,6 +525,7 @@ def run_cell(
     return run_rows(task, [(name, config) for name in schedules], seeds, progress)
 
 
+@fill_doc
 def run_rows(
     task: Task,
     rows: Sequence[tuple[str, TrainingConfig]],
@@ -561,10 +562,8 @@ def run_rows(
     rows : sequence of tuple of (str, TrainingConfig)
         A non-empty sequence of (schedule name, configuration) pairs sharing the optimiser
         and the batch size.
-    seeds : sequence of int, optional
-        Distinct integers >= 0 (default 0 to 29).
-    progress : callable, optional
-        Called with 1 after every step.
+    %(exploratory_seeds)s
+    %(progress)s
     evaluate : bool, optional
         Whether to compute the test metrics.
     device : str or torch.device, optional

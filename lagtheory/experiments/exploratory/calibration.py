@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..engine.cells import Task, run_rows
+from ..parameters import fill_doc
 from .design import RATIOS, READOUT_SCALES, Study, TaskDesign, main_level, training_config
 
 CALIBRATION_SEEDS = tuple(range(10**6, 10**6 + 5))
@@ -50,6 +51,7 @@ def final_training_loss(losses: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(finite, np.where(finite[..., None], losses, 0.0)[..., -tail:].mean(axis=-1), np.nan)
 
 
+@fill_doc
 def calibrate(
     the_study: Study,
     design: TaskDesign,
@@ -71,14 +73,11 @@ def calibrate(
     ----------
     the_study : Study
         Builds the engine task (unless ``task`` is given).
-    design : TaskDesign
-        The task.
+    %(design)s
     optimiser : {"sgd", "adam"}
         The optimiser, a key of :data:`RATE_GRIDS`.
-    progress : callable, optional
-        Called with 1 after every step.
-    task : Task, optional
-        The engine task, if already built.
+    %(progress)s
+    %(task_optional)s
     device : str, optional
         Where the engine trains (:func:`lagtheory.experiments.engine.cells.run_rows`).
     levels : sequence of tuple of (float, float), optional

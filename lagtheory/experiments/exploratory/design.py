@@ -17,7 +17,7 @@ calibrated rate times the factor, so that the ratio is seen at three base
 rates (this row was added after the first runs, to cover the ratio at
 several base rates; like every sweep it is exploratory). The centre and the
 initialisation and accounting cells run every schedule of
-:data:`lagtheory.schedules.SCHEDULE_NAMES`; the other cells run joint, lag
+:data:`COMPARED_SCHEDULES`; the other cells run joint, lag
 and three-phase (:data:`MAIN_SCHEDULES`). Lag and lead warm up for T/4
 steps; one-step and three-phase take one attention step of
 ``attention_lr * warm_steps`` (as far as the warm-up's steps together).
@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lagtheory.schedules import SCHEDULE_NAMES
+from lagtheory.training import OPTIMISERS
 
 from ..engine.cells import Task, TrainingConfig
+from ..parameters import fill_doc
 
-OPTIMISERS = ("sgd", "adam")
 READOUT_SCALES = (0.01, 0.1, 0.3, 1.0, 3.0)
 """The readout initialisation scales of the main grid."""
 RATIOS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -62,6 +62,20 @@ CENTRE = (0.3, 1.0)
 """(readout scale, attention/output ratio) of the centre of the main grid."""
 ATTENTION_SCALE = 0.1
 """The attention starts i.i.d. N(0, ATTENTION_SCALE^2) except in the initialisation sweep."""
+COMPARED_SCHEDULES = (
+    "joint",
+    "lag",
+    "lead",
+    "one-step",
+    "three-phase",
+    "two-timescale-0.1",
+    "two-timescale-0.3",
+    "two-timescale-3",
+)
+"""The schedules the exploratory studies compare, at the centre and in the initialisation and accounting
+sweeps: part of the design their records were run with, so a change here contradicts them
+(``tests/test_design_records.py``); the package may offer more
+(:data:`lagtheory.schedules.AVAILABLE_SCHEDULES`)."""
 MAIN_SCHEDULES = ("joint", "lag", "three-phase")
 """The schedules run at every cell of the main grid."""
 BUDGETS = (0.25, 0.5, 2.0, 4.0)
@@ -71,6 +85,8 @@ SWEPT_ATTENTION_INITS = ("zero", "preset")
 SWEEPS = ("main", "attention_init", "budget", "accounting", "base_rate", "fixed")
 """The sweeps of the sweep design, and ``"fixed"``; the cells of a study that is not a sweep."""
 MARGIN = math.log10(1.1)
+ALPHA = 0.05
+"""The level of the exploratory tests, applied to Holm-adjusted p-values."""
 PRIMARY = "log10_test_loss"
 
 
@@ -100,6 +116,7 @@ class TaskDesign:
     description: str
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Cell:
     """One configuration of a study: ``task`` (a :class:`TaskDesign` name), ``optimiser``, the ``sweep`` it
@@ -112,8 +129,7 @@ class Cell:
         ``task/optimiser/sweep/level``, unique within the study.
     task : str
         A :class:`TaskDesign` name.
-    optimiser : str
-        "sgd" or "adam".
+    %(optimiser)s
     sweep : str
         One of :data:`SWEEPS`.
     level : str
@@ -136,6 +152,7 @@ class Cell:
     training: TrainingConfig
 
 
+@fill_doc
 def training_config(
     design: TaskDesign,
     optimiser: str,
@@ -152,8 +169,7 @@ def training_config(
     ----------
     design : TaskDesign
         Gives the centre's budget T and the batch size.
-    optimiser : {"sgd", "adam"}
-        The optimiser.
+    %(optimiser)s
     base_rate : float
         The geometric mean of the two step sizes, finite and > 0.
     readout_scale : float, optional
@@ -216,6 +232,7 @@ def main_level(readout_scale: float, ratio: float) -> str:
     return f"scale={_number(readout_scale)} ratio={_number(ratio)}"
 
 
+@fill_doc
 def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, float]) -> list[Cell]:
     """The cells of one task and optimiser (module docstring): each main-grid cell at its calibrated base
     rate (``base_rates``: level -> rate, :func:`lagtheory.experiments.exploratory.calibration.calibrate`), the one-factor cells at the centre's, the
@@ -223,10 +240,8 @@ def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, flo
 
     Parameters
     ----------
-    design : TaskDesign
-        The task.
-    optimiser : {"sgd", "adam"}
-        The optimiser.
+    %(design)s
+    %(optimiser)s
     base_rates : mapping of str to float
         Main-grid level (:func:`main_level`) -> calibrated base rate; every level of the grid.
 
@@ -245,14 +260,14 @@ def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, flo
     for scale in READOUT_SCALES:
         for ratio in RATIOS:
             level = main_level(scale, ratio)
-            schedules = SCHEDULE_NAMES if (scale, ratio) == CENTRE else MAIN_SCHEDULES
+            schedules = COMPARED_SCHEDULES if (scale, ratio) == CENTRE else MAIN_SCHEDULES
             add("main", level, schedules, base_rate=base_rates[level], readout_scale=scale, ratio=ratio)
     centre = base_rates[main_level(*CENTRE)]
     for init in SWEPT_ATTENTION_INITS:
-        add("attention_init", init, SCHEDULE_NAMES, base_rate=centre, attention_init=init)
+        add("attention_init", init, COMPARED_SCHEDULES, base_rate=centre, attention_init=init)
     for budget in BUDGETS:
         add("budget", f"T*{_number(budget)}", MAIN_SCHEDULES, base_rate=centre, budget=budget)
-    add("accounting", "joint", SCHEDULE_NAMES, base_rate=centre, accounting="joint")
+    add("accounting", "joint", COMPARED_SCHEDULES, base_rate=centre, accounting="joint")
     for ratio in RATIOS:
         rate = base_rates[main_level(CENTRE[0], ratio)]
         for factor in BASE_RATE_FACTORS:
@@ -358,6 +373,7 @@ class Study:
         raise ValueError(f"name must be one of {[t.name for t in self.tasks]}, got {name!r}")
 
 
+@fill_doc
 def centre_name(task: str, optimiser: str) -> str:
     """The name of the centre cell of a task and optimiser.
 
@@ -365,8 +381,7 @@ def centre_name(task: str, optimiser: str) -> str:
     ----------
     task : str
         The task name.
-    optimiser : str
-        The optimiser.
+    %(optimiser)s
 
     Returns
     -------
@@ -413,13 +428,13 @@ def rows_of(cells: Sequence[Cell]) -> list[tuple[str, TrainingConfig]]:
     return [(schedule, cell.training) for cell in cells for schedule in cell.schedules]
 
 
+@fill_doc
 def is_centre(cell: Cell) -> bool:
     """Whether the cell is the centre of its main grid.
 
     Parameters
     ----------
-    cell : Cell
-        The cell.
+    %(cell)s
 
     Returns
     -------

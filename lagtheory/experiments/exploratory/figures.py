@@ -1,6 +1,7 @@
 """The figures of the empirical chapters, drawn from the analysis of a study record
 (:mod:`lagtheory.experiments.exploratory.regimes`): heat maps of ``schedule - joint`` over the main grid, and
-the effect against the step budget."""
+the effect against the step budget. Their colours are the book's palette (:mod:`lagtheory.palette`), and their
+type is sized to stay legible when a page of the PDF prints them at its text width (about 6.5 in)."""
 
 from __future__ import annotations
 
@@ -14,21 +15,33 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.patches import Rectangle
 from numpy.typing import NDArray
 
-from .design import CENTRE, OPTIMISERS, centre_name
+from lagtheory import palette
+from lagtheory.training import OPTIMISERS
+
+from ..parameters import fill_doc
+from .design import CENTRE, centre_name
 from .regimes import effect, grid, regime_map, tasks_of
 
+VALUE_SIZE = 9
+"""Points of the numbers written in a heat map's cells; :func:`heat_maps` keeps its figures at most
+:data:`PANELS_PER_ROW` panels wide, so that the PDF prints them at 7 pt or more."""
+PANELS_PER_ROW = 3
+"""Heat-map panels side by side; more tasks wrap onto further rows."""
+PANEL_INCHES = (2.5, 2.0)
+"""Width and height of one heat-map panel (5 x 5 cells, ticks, title); the colour bar lies below them all."""
 
+
+@fill_doc
 def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray], limit: float, title: str) -> Any:
-    """One heat map of schedule - joint over readout scale (rows) and ratio (columns): the effect in colour
-    (blue: the schedule's held-out loss lower), its value written in the cell, a black frame where the
-    95% interval excludes 0, and the Holm verdict as a letter (+ helps, - hurts, = equivalent).
+    """One heat map of schedule - joint over readout scale (rows) and ratio (columns): the effect in the
+    palette's :data:`~lagtheory.palette.EFFECT` colours (blue: the schedule's held-out loss lower), its value
+    written in the cell (two decimals, no leading zero: ``+.26``), a frame where the 95% interval excludes 0, the Holm verdict as a sign
+    (+ helps, - hurts, = equivalent), and the centre's readout scale and ratio in bold.
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
-    record : mapping
-        A study record.
+    %(ax)s
+    %(record)s
     arrays : mapping of str to ndarray
         :func:`~lagtheory.experiments.exploratory.regimes.grid` of a regime map.
     limit : float
@@ -43,42 +56,41 @@ def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray]
     """
     scales, ratios = record["design"]["readout_scales"], record["design"]["ratios"]
     norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
-    image = ax.imshow(np.clip(arrays["effect"], -limit, limit), cmap="RdBu_r", norm=norm, origin="lower", aspect="auto")
+    image = ax.imshow(
+        np.clip(arrays["effect"], -limit, limit), cmap=palette.EFFECT, norm=norm, origin="lower", aspect="auto"
+    )
     letters = {"helps": "+", "hurts": "\u2212", "equivalent": "=", "undetermined": ""}
     for i in range(len(scales)):
         for j in range(len(ratios)):
             value = arrays["effect"][i, j]
-            strong = abs(value) > 0.6 * limit
             _ = ax.text(
                 j,
                 i,
-                f"{value:+.2f}{letters[arrays['verdict'][i, j]]}",
+                f"{value:+.2f}".replace("0.", ".", 1) + letters[arrays["verdict"][i, j]],  # +.26, -1.15
                 ha="center",
                 va="center",
-                fontsize=7,
-                color="white" if strong else "black",
+                fontsize=VALUE_SIZE,
+                color=palette.ink_on(palette.EFFECT(norm(np.clip(value, -limit, limit)))),
             )
             if arrays["low"][i, j] > 0 or arrays["high"][i, j] < 0:
-                _ = ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
-    centre = (scales.index(CENTRE[0]), ratios.index(CENTRE[1]))
-    _ = ax.add_patch(
-        Rectangle((centre[1] - 0.5, centre[0] - 0.5), 1, 1, fill=False, edgecolor="gold", linewidth=2.5, linestyle="--")
-    )
-    _ = ax.set_xticks(range(len(ratios)), [f"{r:g}" for r in ratios], fontsize=8)
-    _ = ax.set_yticks(range(len(scales)), [f"{s:g}" for s in scales], fontsize=8)
-    _ = ax.set_title(title, fontsize=9)
+                _ = ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=palette.INK, linewidth=1.5))
+    _ = ax.set_xticks(range(len(ratios)), [f"{r:g}" for r in ratios], fontsize=VALUE_SIZE)
+    _ = ax.set_yticks(range(len(scales)), [f"{s:g}" for s in scales], fontsize=VALUE_SIZE)
+    ax.get_xticklabels()[ratios.index(CENTRE[1])].set_fontweight("bold")
+    ax.get_yticklabels()[scales.index(CENTRE[0])].set_fontweight("bold")
+    _ = ax.set_title(title, fontsize=VALUE_SIZE + 1)
     return image
 
 
+@fill_doc
 def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = None) -> plt.Figure:
-    """The heat maps of ``schedule - joint`` for every task (columns) and optimiser (rows) of a record.
+    """The heat maps of ``schedule - joint`` for every task and optimiser of a record: the optimisers'
+    panels one below the other, each optimiser's tasks side by side, :data:`PANELS_PER_ROW` to a row.
 
     Parameters
     ----------
-    record : mapping
-        A study record.
-    schedule : str
-        The schedule compared with joint.
+    %(record)s
+    %(schedule)s
     limit : float, optional
         The colour scale's half-range (default the largest effect, at least 0.05).
 
@@ -95,47 +107,61 @@ def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = No
     }
     if limit is None:
         limit = max(0.05, float(np.nanmax([np.nanmax(np.abs(a["effect"])) for a in arrays.values()])))
+    columns = min(len(tasks), PANELS_PER_ROW)
+    rows_per_optimiser = -(-len(tasks) // columns)
+    rows = rows_per_optimiser * len(OPTIMISERS)
     fig, axes = plt.subplots(
-        len(OPTIMISERS), len(tasks), figsize=(2.9 * len(tasks) + 1.2, 5.4), squeeze=False, constrained_layout=True
+        rows,
+        columns,
+        figsize=(PANEL_INCHES[0] * columns, PANEL_INCHES[1] * rows + 0.6),
+        squeeze=False,
+        constrained_layout=True,
     )
     image = None
-    for column, task in enumerate(tasks):
-        for row, optimiser in enumerate(OPTIMISERS):
-            image = draw_grid(axes[row, column], record, arrays[(task, optimiser)], limit, f"{task}, {optimiser}")
+    for number, optimiser in enumerate(OPTIMISERS):
+        for k, task in enumerate(tasks):
+            row, column = number * rows_per_optimiser + k // columns, k % columns
+            ax = axes[row, column]
+            image = draw_grid(ax, record, arrays[(task, optimiser)], limit, f"{task}, {optimiser}")
             if column == 0:
-                _ = axes[row, column].set_ylabel("readout init scale")
-            if row == len(OPTIMISERS) - 1:
-                _ = axes[row, column].set_xlabel("attention/output lr ratio")
-    _ = fig.colorbar(image, ax=axes, shrink=0.8, label=f"{schedule} - joint, log10 held-out loss")
+                _ = ax.set_ylabel("readout init scale", fontsize=VALUE_SIZE)
+            if row == rows - 1 or (number == len(OPTIMISERS) - 1 and k + columns >= len(tasks)):
+                _ = ax.set_xlabel("attention/output lr ratio", fontsize=VALUE_SIZE)
+        for k in range(len(tasks), rows_per_optimiser * columns):  # an optimiser's last row, if not full
+            axes[number * rows_per_optimiser + k // columns, k % columns].set_axis_off()
+    bar = fig.colorbar(image, ax=axes, location="bottom", shrink=0.6, aspect=40)
+    bar.set_label(f"{schedule} - joint, log10 held-out loss", fontsize=VALUE_SIZE)
     return fig
 
 
+@fill_doc
 def budget_curves(ax: Axes, record: Mapping[str, Any], schedule: str, optimiser: str) -> None:
     """``schedule - joint`` against the step budget (T/4 .. 4T, the centre at T) for every task, with the
     95% interval as a band.
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
-    record : mapping
-        A study record.
-    schedule : str
-        The schedule compared with joint.
-    optimiser : str
-        The optimiser.
+    %(ax)s
+    %(record)s
+    %(schedule)s
+    %(optimiser)s
     """
     budgets = [*record["design"]["budgets"], 1.0]
     order = np.argsort(budgets)
-    for task in tasks_of(record):
+    for number, task in enumerate(tasks_of(record)):
         family = regime_map(record, task, optimiser, schedule)
         names = [f"{task}/{optimiser}/budget/T*{factor:g}" for factor in record["design"]["budgets"]]
         names.append(centre_name(task, optimiser))
         values = np.array([effect(record, family[name]) for name in names])[order]
         x = np.array(budgets)[order]
-        (line,) = ax.plot(x, values[:, 0], "o-", label=task, lw=1.5, ms=4)
-        _ = ax.fill_between(x, values[:, 1], values[:, 2], color=line.get_color(), alpha=0.15)
-    _ = ax.axhline(0.0, color="black", lw=0.8)
+        # the palette's series colours; a fourth task and on repeat them dashed, with their own markers
+        colour = palette.SERIES[number % len(palette.SERIES)]
+        style = ("-", "--", ":")[number // len(palette.SERIES) % 3]
+        _ = ax.plot(
+            x, values[:, 0], marker="osD^v<>p"[number % 8], linestyle=style, color=colour, label=task, lw=1.5, ms=4
+        )
+        _ = ax.fill_between(x, values[:, 1], values[:, 2], color=colour, alpha=0.15)
+    _ = ax.axhline(0.0, color=palette.GUIDE, lw=0.8)
     _ = ax.set_xscale("log", base=2)
     _ = ax.set_xticks([0.25, 0.5, 1, 2, 4], ["T/4", "T/2", "T", "2T", "4T"])
     _ = ax.set(xlabel="step budget", ylabel=f"{schedule} - joint, log10 held-out loss", title=f"{optimiser}")

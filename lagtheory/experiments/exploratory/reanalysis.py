@@ -2,223 +2,30 @@
 
 The per-seed records of the first study (``book/data/summary_<study>.json``,
 :mod:`lagtheory.experiments.exploratory.records`, seeds 0..29) are the *exploratory* set the
-registration was written from. This module re-analyses them along the decomposed
-outcomes the registration adopts, and :func:`reanalysis` recomputes every number of
-issue 20's re-analysis that the registration relies on; ``python -m
+registration was written from. This module re-analyses them along the decomposed outcomes the
+registration adopts (:mod:`lagtheory.experiments.exploratory.outcomes`), and :func:`reanalysis`
+recomputes every number of issue 20's re-analysis that the registration relies on; ``python -m
 lagtheory.experiments.exploratory.reanalysis`` prints them next to the issue's.
-
-Definitions (the registration uses the same):
-
-* a run *fails* (:func:`failures`) when its held-out loss is not finite or at or
-  above the held-out loss of the prediction 0, the cap of the capped metric
-  (:func:`lagtheory.experiments.exploratory.design.capped_log_loss`); the cap of a task is read
-  off the record (:func:`failure_cap`): the primary value of every run that
-  :func:`lagtheory.experiments.exploratory.records.failed_runs` flags, which must be one number;
-* the *failure comparison* of a cell (:func:`failure_test`) is McNemar's exact test
-  on the paired failure indicators of joint and lag;
-* the *conditional difference* of a cell (:func:`conditional_differences`) is lag's
-  log10 held-out loss minus joint's on the seeds where both succeed;
-* families are those of the verdict page (:mod:`lagtheory.experiments.exploratory.regimes`):
-  the regime map of a task, optimiser and schedule (every cell of the task and
-  optimiser that runs lag), Holm-adjusted; or, where stated, the 25 main-grid cells.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
-from ..statistics.paired import holm, mcnemar_exact
-from .design import OPTIMISERS, PRIMARY, centre_name
-from .records import cells_where, failed_runs, load_record, per_seed
+from lagtheory.training import OPTIMISERS
+
+from ..parameters import fill_doc
+from ..statistics.paired import holm
+from .design import ALPHA, PRIMARY, centre_name
+from .outcomes import conditional_summary, failure_summary, is_main, lag_cells, paired_sd
+from .records import load_exploratory, per_seed
 from .regimes import effect, regime_map, tasks_of, verdict_counts
-
-STUDY_NAMES = ("languages", "regression", "icl")
-ALPHA = 0.05
-"""The level of the exploratory tests, applied to Holm-adjusted p-values."""
-
-
-def load_exploratory(folder: str | Path = Path("book/data")) -> dict[str, dict[str, Any]]:
-    """The three exploratory records.
-
-    Parameters
-    ----------
-    folder : str or pathlib.Path, optional
-        Where the ``summary_<study>.json`` files are.
-
-    Returns
-    -------
-    dict of str to dict
-        Study name -> record.
-
-    Raises
-    ------
-    ValueError
-        If a file is not a study record.
-    """
-    return {study: load_record(Path(folder) / f"summary_{study}.json") for study in STUDY_NAMES}
-
-
-def failure_cap(record: Mapping[str, Any], task: str) -> float:
-    """The cap of the primary metric of ``task`` (log10 of the held-out loss of the prediction 0): the common
-    primary value of the runs that :func:`lagtheory.experiments.exploratory.records.failed_runs` flags; ValueError if they
-    disagree or none failed.
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    task : str
-        A task of the record.
-
-    Returns
-    -------
-    float
-        The cap.
-
-    Raises
-    ------
-    ValueError
-        If the failed runs' primary values disagree, or no run failed.
-    """
-    caps: set[float] = set()
-    for cell in cells_where(record, task=task):
-        for schedule in record["cells"][cell]["configuration"]["schedules"]:
-            flagged = failed_runs(record, cell, schedule)
-            caps.update(per_seed(record, cell, PRIMARY, schedule).astype(np.float64)[flagged].tolist())
-    if len(caps) != 1:
-        raise ValueError(f"task {task!r} must have one cap shared by its failed runs, found {sorted(caps)}")
-    return caps.pop()
-
-
-def failures(record: Mapping[str, Any], cell: str, schedule: str, cap: float | None = None) -> NDArray[np.bool_]:
-    """Per seed, whether the run failed: held-out loss not finite, or log10 of it at or above the cap
-    (``cap``: :func:`failure_cap` of the cell's task, computed if not given).
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-    schedule : str
-        A schedule of the cell.
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
-
-    Returns
-    -------
-    ndarray
-        bool (seeds,).
-    """
-    if cap is None:
-        cap = failure_cap(record, record["cells"][cell]["configuration"]["task"])
-    loss = per_seed(record, cell, "test_loss", schedule).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return ~np.isfinite(loss) | (np.log10(loss) >= cap)
-
-
-def failure_test(
-    record: Mapping[str, Any], cell: str, schedule: str = "lag", cap: float | None = None
-) -> tuple[int, int, float]:
-    """McNemar's exact test of joint's against ``schedule``'s failures in a cell: (seeds where only joint
-    fails, seeds where only the schedule fails, two-sided p-value).
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-    schedule : str, optional
-        The schedule compared with joint.
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
-
-    Returns
-    -------
-    tuple of (int, int, float)
-        The two discordant counts and the p-value.
-    """
-    joint = failures(record, cell, "joint", cap)
-    other = failures(record, cell, schedule, cap)
-    test = mcnemar_exact(joint.astype(int), other.astype(int))
-    return test.a_only, test.b_only, test.p_value
-
-
-def conditional_differences(
-    record: Mapping[str, Any], cell: str, schedule: str = "lag", cap: float | None = None
-) -> NDArray[np.float64]:
-    """``schedule``'s log10 held-out loss minus joint's on the seeds where neither run failed.
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-    schedule : str, optional
-        The schedule compared with joint.
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
-
-    Returns
-    -------
-    ndarray
-        float64, one entry per seed where both succeed.
-    """
-    both = ~failures(record, cell, "joint", cap) & ~failures(record, cell, schedule, cap)
-    values = per_seed(record, cell, PRIMARY, schedule).astype(np.float64)
-    joint = per_seed(record, cell, PRIMARY, "joint").astype(np.float64)
-    return (values - joint)[both]
-
-
-def lag_cells(record: Mapping[str, Any], task: str, optimiser: str) -> list[str]:
-    """The cells of a task and optimiser that run lag (the regime-map family), in the record's order.
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    task : str
-        A task of the record.
-    optimiser : str
-        "sgd" or "adam".
-
-    Returns
-    -------
-    list of str
-        The cell names.
-    """
-    return [
-        name
-        for name in cells_where(record, task=task, optimiser=optimiser)
-        if "lag" in record["cells"][name]["configuration"]["schedules"]
-    ]
-
-
-def is_main(record: Mapping[str, Any], cell: str) -> bool:
-    """Whether the cell is on the main grid.
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    cell : str
-        A cell of the record.
-
-    Returns
-    -------
-    bool
-        True for the main sweep.
-    """
-    return record["cells"][cell]["configuration"]["sweep"] == "main"
 
 
 def _t_test(d: NDArray[np.float64]) -> float:
@@ -250,6 +57,7 @@ def _direction(d: NDArray[np.float64], test: str) -> float:
 TESTS: Mapping[str, Callable[[NDArray[np.float64]], float]] = {"t": _t_test, "wilcoxon": _wilcoxon, "sign": _sign_test}
 
 
+@fill_doc
 def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tuple[int, int]:
     """(helps, hurts) of lag against joint over every main-grid cell, on the capped log10 held-out loss with
     ``test`` ("t", "wilcoxon", "sign") on the paired differences (joint - lag, positive favours lag),
@@ -257,8 +65,7 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
+    %(records)s
     test : {"t", "wilcoxon", "sign"}
         The paired test.
 
@@ -285,14 +92,14 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
     return helps, hurts
 
 
+@fill_doc
 def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[int, int]:
     """(helps, hurts) of lag over the 300 language main-grid cells by the verdict page's rule (paired t, or
     exact McNemar for ``recognised``, Holm over each regime-map family) applied to ``quantity``.
 
     Parameters
     ----------
-    record : mapping
-        The languages record.
+    %(languages_record)s
     quantity : str
         A stored per-seed quantity (the primary metric, ``recognised``, ``accuracy_above_training``).
 
@@ -329,142 +136,7 @@ def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[in
     return helps, hurts
 
 
-def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: float | None = None) -> dict[str, str]:
-    """Main-grid cell of ``task`` and ``optimiser`` -> "fewer", "more" or "no difference": whether lag has
-    significantly fewer or more failures than joint (McNemar exact, Holm over the task and optimiser's
-    main-grid cells, level :data:`ALPHA`).
-
-    Parameters
-    ----------
-    record : mapping
-        An exploratory study record.
-    task : str
-        A task of the record.
-    optimiser : str
-        "sgd" or "adam".
-    cap : float, optional
-        The task's cap (:func:`failure_cap`), computed if not given.
-
-    Returns
-    -------
-    dict of str to str
-        Cell -> verdict.
-    """
-    if cap is None:
-        cap = failure_cap(record, task)
-    cells = [c for c in lag_cells(record, task, optimiser) if is_main(record, c)]
-    tests = [failure_test(record, c, cap=cap) for c in cells]
-    verdicts = {}
-    for cell, (joint_only, lag_only, _), p in zip(cells, tests, holm([t[2] for t in tests]), strict=True):
-        verdicts[cell] = "no difference" if p >= ALPHA else ("fewer" if joint_only > lag_only else "more")
-    return verdicts
-
-
-def failure_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Over the main-grid cells of every record: failures of joint and of lag, paired runs, and the cells where
-    lag has significantly fewer / more failures (:func:`failure_verdicts`); and the failure rates of joint and
-    lag with Adam on the language main grid.
-
-    Parameters
-    ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
-
-    Returns
-    -------
-    dict
-        ``joint``, ``lag``, ``runs``, ``fewer``, ``more`` and the two Adam failure rates.
-    """
-    found = {"joint": 0, "lag": 0, "runs": 0, "fewer": 0, "more": 0}
-    adam = {"joint": 0, "lag": 0, "runs": 0}
-    for study, record in records.items():
-        for task in tasks_of(record):
-            cap = failure_cap(record, task)
-            for optimiser in OPTIMISERS:
-                for cell, verdict in failure_verdicts(record, task, optimiser, cap).items():
-                    joint, lag = failures(record, cell, "joint", cap), failures(record, cell, "lag", cap)
-                    found["joint"] += int(joint.sum())
-                    found["lag"] += int(lag.sum())
-                    found["runs"] += joint.size
-                    if verdict != "no difference":
-                        found[verdict] += 1
-                    if study == "languages" and optimiser == "adam":
-                        adam["joint"] += int(joint.sum())
-                        adam["lag"] += int(lag.sum())
-                        adam["runs"] += joint.size
-    found["adam_language_joint_rate"] = adam["joint"] / adam["runs"]
-    found["adam_language_lag_rate"] = adam["lag"] / adam["runs"]
-    return found
-
-
-def conditional_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
-    """Over the main-grid cells with at least two seeds where both succeed: the share of cells where lag's
-    conditional log loss is higher than joint's, by the mean, by the median, by the majority of seeds.
-
-    Parameters
-    ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
-
-    Returns
-    -------
-    dict of str to float
-        ``cells``, ``mean``, ``median``, ``majority``.
-    """
-    mean_higher = median_higher = majority_higher = cells = 0
-    for record in records.values():
-        for task in tasks_of(record):
-            cap = failure_cap(record, task)
-            for optimiser in OPTIMISERS:
-                for cell in lag_cells(record, task, optimiser):
-                    d = conditional_differences(record, cell, cap=cap)
-                    if not is_main(record, cell) or d.size < 2:
-                        continue
-                    cells += 1
-                    mean_higher += d.mean() > 0
-                    median_higher += np.median(d) > 0
-                    majority_higher += np.mean(d > 0) > 0.5
-    return {
-        "cells": cells,
-        "mean": mean_higher / cells,
-        "median": median_higher / cells,
-        "majority": majority_higher / cells,
-    }
-
-
-def paired_sd(records: Mapping[str, Mapping[str, Any]], study: str, conditional: bool = False) -> float:
-    """The median over the study's main-grid cells of the standard deviation (ddof 1) of the paired per-seed
-    differences lag - joint of the log10 held-out loss (``conditional``: on the seeds where both succeed,
-    cells with at least 3 such seeds).
-
-    Parameters
-    ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
-    study : str
-        The study's name.
-    conditional : bool, optional
-        Only the seeds where both succeed.
-
-    Returns
-    -------
-    float
-        The median standard deviation.
-    """
-    record = records[study]
-    sds = []
-    for task in tasks_of(record):
-        cap = failure_cap(record, task)
-        for cell in cells_where(record, task=task, sweep="main"):
-            if conditional:
-                d = conditional_differences(record, cell, cap=cap)
-            else:
-                d = (per_seed(record, cell, PRIMARY, "lag") - per_seed(record, cell, PRIMARY, "joint")).astype(float)
-            if d.size >= 3:
-                sds.append(float(np.std(d, ddof=1)))
-    return float(np.median(sds))
-
-
+@fill_doc
 def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """At the centre of every task and optimiser, with the base-rate sweep's ratio-1 cells (calibrated rate
     times 1/sqrt(10) and sqrt(10)): in how many of the 18 centre cells the shared calibrated rate is the best of
@@ -473,8 +145,7 @@ def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, An
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -512,14 +183,14 @@ def rate_sweep_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, An
     return {"both": optimum[2], "one": optimum[1], "none": optimum[0], "own_rate": counts}
 
 
+@fill_doc
 def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Lag against joint under equal joint-phase steps (the accounting cells, one family over every task and
     optimiser, paired t, Holm): cell -> verdict, for the cells whose verdict is not undetermined.
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -545,14 +216,14 @@ def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, st
     return {c.name: c.verdict for c in compare_family(comparisons) if c.verdict != "undetermined"}
 
 
+@fill_doc
 def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str], float]:
     """Languages: the share of runs that recognise the language, per (optimiser, rate, schedule) over the six
     centre cells (rate "centre") and their base-rate cells at ratio 1 ("base*0.316", "base*3.16").
 
     Parameters
     ----------
-    record : mapping
-        The languages record.
+    %(languages_record)s
 
     Returns
     -------
@@ -578,6 +249,7 @@ def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str]
     return shares
 
 
+@fill_doc
 def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The 'who moves first' split of the verdict page: per ratio, in how many of the 90 main-grid cells the
     attention moved more than the readout in the first 10 steps in more than half of joint's runs; within
@@ -586,8 +258,7 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -625,14 +296,14 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+@fill_doc
 def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     """Language main-grid cells where the log loss says lag helps (regime-map family) while lag recognises the
     language in fewer runs than joint: (cell, lag's recognising runs, joint's).
 
     Parameters
     ----------
-    record : mapping
-        The languages record.
+    %(languages_record)s
 
     Returns
     -------
@@ -652,14 +323,14 @@ def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]
     return found
 
 
+@fill_doc
 def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """Every number of issue 20's re-analysis that the registration relies on: (what, the issue's value, the
     value recomputed here).
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`load_exploratory`).
+    %(records)s
 
     Returns
     -------

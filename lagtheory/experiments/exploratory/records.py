@@ -36,6 +36,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..engine.cells import CellResult, TrainingConfig
+from ..parameters import fill_doc
+from ..paths import BOOK_DATA, record_path
 from ..statistics.paired import Comparison, compare
 from .calibration import RATE_GRIDS
 from .design import (
@@ -54,6 +56,8 @@ from .design import (
 )
 
 FORMAT = "lagtheory-study-2"
+STUDY_NAMES = ("languages", "regression", "icl")
+"""The exploratory studies whose records are the set the registration was written from (seeds 0..29)."""
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
@@ -114,6 +118,7 @@ def json_ready(value: Any) -> Any:
     return value
 
 
+@fill_doc
 def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
     """The per-seed quantities stored for a cell, name -> (schedules, seeds, ...): the primary metric, the
     held-out loss, whether the run diverged, the displacement of each group after 10 steps, the task's
@@ -121,10 +126,8 @@ def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
 
     Parameters
     ----------
-    result : CellResult
-        The cell's runs.
-    cell : Cell
-        The cell.
+    %(result)s
+    %(cell)s
 
     Returns
     -------
@@ -150,13 +153,13 @@ def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
     return values
 
 
+@fill_doc
 def curves(result: CellResult) -> dict[str, NDArray]:
     """Mean over seeds of the training loss and of every trace, per schedule and step.
 
     Parameters
     ----------
-    result : CellResult
-        The cell's runs.
+    %(result)s
 
     Returns
     -------
@@ -169,13 +172,13 @@ def curves(result: CellResult) -> dict[str, NDArray]:
     return means
 
 
+@fill_doc
 def cell_configuration(cell: Cell) -> dict[str, Any]:
     """The full configuration of a cell, JSON-ready.
 
     Parameters
     ----------
-    cell : Cell
-        The cell.
+    %(cell)s
 
     Returns
     -------
@@ -236,11 +239,23 @@ def _rounded(values: NDArray[np.float64], digits: int = 6) -> list:
     return [float(f"{value:.{digits}g}") if np.isfinite(value) else None for value in np.asarray(values).ravel()]
 
 
-def _stored(value: Any) -> Any:
-    """JSON-ready, with non-finite floats as None (JSON has no NaN)."""
+def storable(value: Any) -> Any:
+    """A value as a record stores it (both layers' records): JSON-ready (:func:`json_ready`), with non-finite
+    floats as None (JSON has no NaN).
+
+    Parameters
+    ----------
+    value : object
+        Nested lists, tuples, numpy arrays and scalars.
+
+    Returns
+    -------
+    object
+        The same structure with lists and Python numbers, None for every NaN or infinity.
+    """
     value = json_ready(value)
     if isinstance(value, list):
-        return [_stored(item) for item in value]
+        return [storable(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -260,14 +275,14 @@ def design_constants() -> dict[str, Any]:
     }
 
 
+@fill_doc
 def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
     """A cell's part of the record (module docstring): its configuration, every seed's value of every
     stored quantity (:func:`cell_values`) per schedule, and for the centre cell the curves; JSON-ready.
 
     Parameters
     ----------
-    cell : Cell
-        The cell.
+    %(cell)s
     result : CellResult
         Its runs.
 
@@ -280,7 +295,7 @@ def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
     entry = {
         "configuration": cell_configuration(cell),
         "values": {
-            quantity: {schedule: _stored(array[k]) for k, schedule in enumerate(cell.schedules)}
+            quantity: {schedule: storable(array[k]) for k, schedule in enumerate(cell.schedules)}
             for quantity, array in values.items()
         },
     }
@@ -292,6 +307,7 @@ def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
     return entry
 
 
+@fill_doc
 def study_record(
     the_study: Study,
     calibrations: Mapping[str, Mapping[str, Any]],
@@ -301,19 +317,17 @@ def study_record(
     seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The record of a study's runs (module docstring); ``cells`` cell name -> :func:`cell_entry` (all
-    tasks and optimisers merged, :func:`lagtheory.experiments.exploratory.studies.run_study`); ``seconds`` the wall
+    tasks and optimisers merged, :func:`lagtheory.experiments.exploratory.runner.run_study`); ``seconds`` the wall
     time of each task (calibration and sweep), kept for information (it depends on the machine).
 
     Parameters
     ----------
-    the_study : Study
-        The study.
+    %(the_study)s
     calibrations : mapping
         Task -> optimiser -> calibration result.
     cells : mapping of str to mapping
         Cell name -> :func:`cell_entry`.
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
     command : str
         How the record is written.
     seconds : mapping of str to float, optional
@@ -387,6 +401,27 @@ def load_record(path: str | Path) -> dict[str, Any]:
     return record
 
 
+def load_exploratory(folder: str | Path = BOOK_DATA) -> dict[str, dict[str, Any]]:
+    """The exploratory records (:data:`STUDY_NAMES`), the set the registration was written from.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path, optional
+        Where the ``summary_<study>.json`` files are.
+
+    Returns
+    -------
+    dict of str to dict
+        Study name -> record.
+
+    Raises
+    ------
+    ValueError
+        If a file is not a study record.
+    """
+    return {study: load_record(record_path(study, Path(folder))) for study in STUDY_NAMES}
+
+
 def validate_record(record: Any, name: str) -> None:
     """The format of the module docstring; ValueError naming ``name`` and the bad field.
 
@@ -427,20 +462,18 @@ def validate_record(record: Any, name: str) -> None:
             raise ValueError(f"{name}: cell {cell!r} must hold one primary value per seed")
 
 
+@fill_doc
 def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str) -> NDArray:
     """The stored per-seed values of one quantity of one schedule in one cell, as an array (seeds, ...);
     None (a non-finite value) becomes NaN.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
-    cell : str
-        The cell name.
+    %(record)s
+    %(cell_name)s
     quantity : str
         A stored quantity.
-    schedule : str
-        A schedule of the cell.
+    %(cell_schedule)s
 
     Returns
     -------
@@ -459,14 +492,14 @@ def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str)
     return np.array(values)
 
 
+@fill_doc
 def cells_where(record: Mapping[str, Any], **conditions: Any) -> list[str]:
     """The names of the cells whose configuration has every ``key=value`` of ``conditions``
     (task, optimiser, sweep, level), in the record's order.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     **conditions : object
         Configuration key -> required value.
 
@@ -482,6 +515,7 @@ def cells_where(record: Mapping[str, Any], **conditions: Any) -> list[str]:
     ]
 
 
+@fill_doc
 def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[np.bool_]:
     """The seeds (a boolean mask) whose run failed: its held-out loss is not finite or above the cap (by more
     than a relative 1e-6), so the primary metric holds the cap
@@ -489,12 +523,9 @@ def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
-    cell : str
-        The cell name.
-    schedule : str
-        A schedule of the cell.
+    %(record)s
+    %(cell_name)s
+    %(cell_schedule)s
 
     Returns
     -------
@@ -507,6 +538,7 @@ def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[
         return ~np.isfinite(test_loss) | (np.log10(test_loss) > primary + 1e-6 / math.log(10))
 
 
+@fill_doc
 def reproduction_sample(
     record: Mapping[str, Any], seed: int, cells: int = 2, schedules: int = 2, seeds: int = 3
 ) -> list[tuple[str, list[str], list[int]]]:
@@ -515,8 +547,7 @@ def reproduction_sample(
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     seed : int
         Seeds the draw.
     cells : int, optional
@@ -541,6 +572,7 @@ def reproduction_sample(
     return sample
 
 
+@fill_doc
 def mismatches(
     record: Mapping[str, Any],
     cell: str,
@@ -549,7 +581,7 @@ def mismatches(
     seeds: Sequence[int],
     rtol: float,
 ) -> list[str]:
-    """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.exploratory.studies.rerun`) of some
+    """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.exploratory.runner.rerun`) of some
     schedules and seeds with the record: the quantities that differ beyond the tolerance.
 
     Booleans and integers must agree exactly (NaN equals NaN). A ``log10_`` quantity (the primary metric)
@@ -562,10 +594,8 @@ def mismatches(
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
-    cell : str
-        The cell name.
+    %(record)s
+    %(cell_name)s
     values : mapping of str to ndarray
         Quantity -> fresh values (schedules, seeds, ...), in the order of ``schedules`` and ``seeds``.
     schedules : sequence of str
@@ -601,6 +631,7 @@ def mismatches(
     return found
 
 
+@fill_doc
 def comparisons(
     record: Mapping[str, Any], schedule: str, baseline: str = "joint", cells: Sequence[str] | None = None
 ) -> list[Comparison]:
@@ -610,8 +641,7 @@ def comparisons(
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     schedule : str
         The schedule compared.
     baseline : str, optional

@@ -29,8 +29,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.training import OPTIMISERS
+
+from ..parameters import fill_doc
 from ..statistics.paired import Comparison, compare_family, format_p
-from .design import CENTRE, OPTIMISERS, centre_name, main_level
+from .design import CENTRE, centre_name, main_level
 from .records import cells_where, comparisons
 
 
@@ -50,14 +53,14 @@ def cell_of(comparison: Comparison) -> str:
     return comparison.name.split(": ")[0]
 
 
+@fill_doc
 def effect(record: Mapping[str, Any], comparison: Comparison) -> tuple[float, float, float]:
     """(schedule - joint, and its 95% interval) in the metric's own units (the comparison's mean is
     oriented so that positive favours the schedule).
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     comparison : Comparison
         A comparison of a schedule against joint.
 
@@ -71,13 +74,13 @@ def effect(record: Mapping[str, Any], comparison: Comparison) -> tuple[float, fl
     return -comparison.mean, -comparison.high, -comparison.low
 
 
+@fill_doc
 def tasks_of(record: Mapping[str, Any]) -> list[str]:
     """The task names of a record, in the order of its cells.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
 
     Returns
     -------
@@ -87,13 +90,13 @@ def tasks_of(record: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(content["configuration"]["task"] for content in record["cells"].values()))
 
 
+@fill_doc
 def primary(record: Mapping[str, Any], schedule: str) -> list[Comparison]:
     """The primary family of ``schedule`` against joint: the centre cell of every task and optimiser.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     schedule : str
         The schedule compared with joint ("lag" or "three-phase" in the registered families).
 
@@ -106,20 +109,17 @@ def primary(record: Mapping[str, Any], schedule: str) -> list[Comparison]:
     return compare_family(comparisons(record, schedule, cells=cells))
 
 
+@fill_doc
 def regime_map(record: Mapping[str, Any], task: str, optimiser: str, schedule: str) -> dict[str, Comparison]:
     """The exploratory family of ``schedule`` against joint over every cell of the task and optimiser that
     runs both: cell name -> Holm-adjusted comparison.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
-    task : str
-        The task.
-    optimiser : str
-        The optimiser.
-    schedule : str
-        The schedule compared with joint.
+    %(record)s
+    %(task_name)s
+    %(optimiser)s
+    %(schedule)s
 
     Returns
     -------
@@ -134,20 +134,18 @@ def regime_map(record: Mapping[str, Any], task: str, optimiser: str, schedule: s
     return {cell_of(c): c for c in compare_family(comparisons(record, schedule, cells=cells))}
 
 
+@fill_doc
 def grid(record: Mapping[str, Any], family: Mapping[str, Comparison], task: str, optimiser: str) -> dict[str, NDArray]:
     """The main grid of a regime map as arrays (readout scale x ratio): ``effect``, ``low``, ``high`` and
     ``verdict`` (strings).
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     family : mapping of str to Comparison
         A regime map (:func:`regime_map`) that holds every main-grid cell.
-    task : str
-        The task.
-    optimiser : str
-        The optimiser.
+    %(task_name)s
+    %(optimiser)s
 
     Returns
     -------
@@ -184,40 +182,60 @@ def verdict_counts(comparisons_: Sequence[Comparison]) -> dict[str, int]:
     return counts
 
 
+@fill_doc
 def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2) -> str:
     """A comparison in one line: verdict, effect (schedule - joint) with its 95% interval, the Holm-adjusted
     p-values of the difference and of equivalence; few digits, so the line holds on any machine.
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
-    comparison : Comparison
-        An adjusted comparison of a schedule against joint.
-    digits : int, optional
-        Decimals of the effect and its interval.
+    %(record)s
+    %(comparison)s
+    %(effect_digits)s
 
     Returns
     -------
     str
         The line.
     """
+    verdict, interval, difference, equivalence = describe_columns(record, comparison, digits)
+    return f"{verdict}: {interval}, difference {difference}, equivalence {equivalence}"
+
+
+@fill_doc
+def describe_columns(record: Mapping[str, Any], comparison: Comparison, digits: int = 2) -> tuple[str, str, str, str]:
+    """The parts of :func:`describe`, one per column of a table: the verdict, the effect with its 95% interval,
+    and the Holm-adjusted p-values of the difference and of equivalence.
+
+    Parameters
+    ----------
+    %(record)s
+    %(comparison)s
+    %(effect_digits)s
+
+    Returns
+    -------
+    tuple of str
+        ``("hurts", "+0.68 [+0.33, +1.11]", "p = 0.0047", "p = 1")``; a helps or hurts verdict whose
+        difference also lies within the equivalence margin says so: ``"hurts (within the margin)"``.
+    """
     value, low, high = effect(record, comparison)
     within = " (within the margin)" if comparison.equivalent and comparison.verdict in ("helps", "hurts") else ""
     return (
-        f"{comparison.verdict}{within}: {value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}], "
-        f"difference {format_p(comparison.p_difference_adjusted)}, "
-        f"equivalence {format_p(comparison.p_equivalence_adjusted)}"
+        f"{comparison.verdict}{within}",
+        f"{value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]",
+        format_p(comparison.p_difference_adjusted),
+        format_p(comparison.p_equivalence_adjusted),
     )
 
 
+@fill_doc
 def regime_summary(record: Mapping[str, Any], family: Mapping[str, Comparison], sweep: str) -> dict[str, list[str]]:
     """The levels of one sweep of a regime map, by verdict: verdict -> [level, ...].
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
     family : mapping of str to Comparison
         A regime map (:func:`regime_map`).
     sweep : str
@@ -226,14 +244,47 @@ def regime_summary(record: Mapping[str, Any], family: Mapping[str, Comparison], 
     Returns
     -------
     dict of str to list of str
-        Verdict -> levels.
+        Verdict -> levels, as :func:`level_label` prints them.
     """
     found: dict[str, list[str]] = {"helps": [], "hurts": [], "equivalent": [], "undetermined": []}
     for name, comparison in family.items():
         configuration = record["cells"][name]["configuration"]
         if configuration["sweep"] == sweep:
-            found[comparison.verdict].append(configuration["level"])
+            found[comparison.verdict].append(level_label(configuration["level"]))
     return found
+
+
+_BUDGETS = {"0.25": "T/4", "0.5": "T/2", "2": "2T", "4": "4T"}
+
+
+def level_label(level: str) -> str:
+    r"""A sweep's level as the book prints it: a step budget as a multiple of the centre's budget T
+    (``T*2`` is ``2T``, ``T*0.5`` is ``T/2``: the design's budget ``T``, printed so that it is not read
+    as the three-phase chapter's step count :math:`T^\star`), a base rate as the calibrated rate times or divided by 3.16 (``ratio=1 base*0.316``
+    is ``ratio 1, base/3.16``); any other level as it is.
+
+    Parameters
+    ----------
+    level : str
+        A cell's level (``record["cells"][name]["configuration"]["level"]``).
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> level_label("T*0.5"), level_label("T*4"), level_label("ratio=0.1 base*3.16"), level_label("preset")
+    ('T/2', '4T', 'ratio 0.1, 3.16 base', 'preset')
+    """
+    if level.startswith("T*") and level[2:] in _BUDGETS:
+        return _BUDGETS[level[2:]]
+    ratio, _, base = level.partition(" base*")
+    if ratio.startswith("ratio=") and base in ("0.316", "3.16"):
+        rate = "base/3.16" if base == "0.316" else "3.16 base"
+        return f"ratio {ratio.removeprefix('ratio=')}, {rate}"
+    return level
 
 
 # -- the chapters' shared cells ----------------------------------------------------------------------
@@ -266,6 +317,7 @@ def calibration_table(record: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+@fill_doc
 def record_summary(record: Mapping[str, Any]) -> list[str]:
     """The empirical chapters' summary of a study record: its :func:`calibration_table`, then the seeds and
     the equivalence margin with its rule (wrapped at 90 characters), the number of cells and the command
@@ -273,8 +325,7 @@ def record_summary(record: Mapping[str, Any]) -> list[str]:
 
     Parameters
     ----------
-    record : mapping
-        A study record (:mod:`lagtheory.experiments.exploratory.records`).
+    %(record)s
 
     Returns
     -------

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from ..engine.cells import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
+from ..parameters import fill_doc
 
 PREDICTOR_SEEDS: tuple[int, ...] = tuple(range(2_000_000, 2_000_032))
 """The 32 seeds the predictor is computed on; their initialisation and step-0 batch only, disjoint from the
@@ -51,7 +52,15 @@ through the readout. Chosen on the exploratory records (``lagtheory.experiments.
 ADAM_EPS = 1e-8
 """Adam's eps, as the engine's optimiser uses it (:class:`lagtheory.training.TorchGroupOptimiser`)."""
 
+VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
+"""Readout scales of the registered validation cells of the predictor (H5); between the exploratory grid's
+(0.05, 0.5, 2) and beyond it (10)."""
+VALIDATION_RATIOS = (0.5, 2.0, 30.0)
+"""Attention/output step-size ratios of the registered validation cells; between the grid's (0.5, 2) and beyond
+it (30)."""
 
+
+@fill_doc
 def first_step_decreases(
     task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS
 ) -> dict[str, np.ndarray]:
@@ -63,12 +72,10 @@ def first_step_decreases(
 
     Parameters
     ----------
-    task : Task
-        An engine task with parameters in both groups.
+    %(engine_task)s
     config : TrainingConfig
         The configuration (initialisation, step sizes, optimiser, batch size).
-    seeds : sequence of int, optional
-        Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).
+    %(predictor_seeds)s
 
     Returns
     -------
@@ -116,6 +123,7 @@ def first_step_decreases(
     return decreases
 
 
+@fill_doc
 def first_step_balance(task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS) -> float:
     """The registered predictor (module docstring): log10 of the mean over ``seeds`` of the attention's
     first-order loss decrease over the readout's, at step 0 of joint training under ``config`` on ``task``.
@@ -126,12 +134,10 @@ def first_step_balance(task: Task, config: TrainingConfig, seeds: Sequence[int] 
 
     Parameters
     ----------
-    task : Task
-        An engine task with parameters in both groups.
+    %(engine_task)s
     config : TrainingConfig
         The configuration.
-    seeds : sequence of int, optional
-        Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).
+    %(predictor_seeds)s
 
     Returns
     -------

@@ -2,7 +2,7 @@
 helps, on the exploratory records, against a baseline that uses only the design.
 
 * **Cells**: every main-grid and attention-initialisation cell of every task and
-  optimiser of the exploratory records (:data:`SWEEPS`; 27 per task and optimiser,
+  optimiser of the exploratory records (:data:`PREDICTOR_SWEEPS`; 27 per task and optimiser,
   486 in all). The budget, accounting and base-rate cells are left out: at step 0
   they are copies of a main-grid cell (the base rate scales both step sizes alike
   and cancels from the balance), so neither the predictor nor the baseline can
@@ -22,10 +22,10 @@ helps, on the exploratory records, against a baseline that uses only the design.
   are not independent), for the predictor, the baselines and their differences.
 
 ``python -m lagtheory.experiments.predictor.evaluation`` writes everything to
-``book/data/predictor_exploratory.json`` (:data:`OUTPUT`), and the predictions for the
+``book/data/predictor_exploratory.json`` (:data:`~lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`), and the predictions for the
 registered validation cells of the existing tasks, made before any of them is run
 (:func:`validation_predictions`), to ``book/data/predictor_predictions.json``
-(:data:`PREDICTIONS`); the registration page quotes both.
+(:data:`~lagtheory.experiments.paths.PREDICTOR_PREDICTIONS`); the registration page quotes both.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,25 +42,20 @@ import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer
+from lagtheory.training import OPTIMISERS
 
-from ..exploratory.design import OPTIMISERS, training_config
-from ..exploratory.reanalysis import ALPHA, failure_cap, failure_test, lag_cells, load_exploratory
-from ..exploratory.records import cell_from_configuration
+from ..exploratory.design import ALPHA, training_config
+from ..exploratory.outcomes import failure_cap, failure_test, lag_cells
+from ..exploratory.records import STUDY_NAMES, cell_from_configuration, load_exploratory
 from ..exploratory.regimes import tasks_of
 from ..exploratory.studies import study
-from .balance import THRESHOLD, first_step_balance
+from ..parameters import fill_doc
+from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_PREDICTIONS
+from .balance import THRESHOLD, VALIDATION_RATIOS, VALIDATION_SCALES, first_step_balance
 
-SWEEPS = ("main", "attention_init")
+PREDICTOR_SWEEPS = ("main", "attention_init")
 """The sweeps of the exploratory records whose cells the evaluation reads."""
-OUTPUT = Path("book/data/predictor_exploratory.json")
-"""Where the exploratory evaluation is written."""
-PREDICTIONS = Path("book/data/predictor_predictions.json")
-"""Where the predictions for the held-out validation cells are written."""
 RESAMPLES = 4000
-VALIDATION_SCALES = (0.05, 0.5, 2.0, 10.0)
-"""Readout scales of the validation cells; between the grid's (0.05, 0.5, 2) and beyond it (10)."""
-VALIDATION_RATIOS = (0.5, 2.0, 30.0)
-"""Attention/output step-size ratios of the validation cells; between the grid's (0.5, 2) and beyond it (30)."""
 
 
 def lag_helps(joint_only: int, lag_only: int, p_value: float) -> bool:
@@ -119,15 +113,14 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
+@fill_doc
 def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
     """The baseline's design matrix: 1, log10 ratio, log10 readout scale.
 
     Parameters
     ----------
-    log_ratio : array_like
-        log10 of the attention/output step-size ratio of each cell.
-    log_scale : array_like
-        log10 of the readout scale of each cell.
+    %(log_ratio)s
+    %(log_scale)s
 
     Returns
     -------
@@ -138,16 +131,15 @@ def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.fl
     return np.column_stack([np.ones_like(log_ratio), log_ratio, np.asarray(log_scale, dtype=np.float64)])
 
 
+@fill_doc
 def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) -> NDArray[np.float64]:
     """Maximum-likelihood logistic regression of the labels on (1, log10 ratio, log10 scale): its three
     coefficients (BFGS on the negative log-likelihood, written with logaddexp).
 
     Parameters
     ----------
-    log_ratio : array_like
-        log10 of the attention/output step-size ratio of each cell.
-    log_scale : array_like
-        log10 of the readout scale of each cell.
+    %(log_ratio)s
+    %(log_scale)s
     labels : array_like
         The cells' labels (bool or 0/1).
 
@@ -177,6 +169,7 @@ def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) 
     return result.x
 
 
+@fill_doc
 def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
     """The baseline's linear score (log-odds of "lag helps") of cells.
 
@@ -184,10 +177,8 @@ def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: Arr
     ----------
     coefficients : array_like
         The three coefficients of :func:`fit_baseline`.
-    log_ratio : array_like
-        log10 of the attention/output step-size ratio of each cell.
-    log_scale : array_like
-        log10 of the readout scale of each cell.
+    %(log_ratio)s
+    %(log_scale)s
 
     Returns
     -------
@@ -232,6 +223,7 @@ def cross_validated_baseline(
     return scores
 
 
+@fill_doc
 def cluster_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],
     labels: NDArray[np.bool_],
@@ -251,8 +243,7 @@ def cluster_bootstrap(
         bool, the cells' labels, both classes present.
     clusters : sequence of str
         The cluster of each cell.
-    resamples : int, optional
-        Bootstrap draws, an integer >= 100.
+    %(resamples)s
     seed : int, optional
         Seeds the draws.
 
@@ -287,13 +278,13 @@ def cluster_bootstrap(
     return {key: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for key, v in draws.items()}
 
 
+@fill_doc
 def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every evaluated cell (module docstring) with its design, predictor value and failure comparison.
 
     Parameters
     ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.reanalysis.load_exploratory`).
+    %(records)s
 
     Returns
     -------
@@ -309,7 +300,7 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
             for optimiser in OPTIMISERS:
                 for cell_name in lag_cells(record, task, optimiser):
                     configuration = record["cells"][cell_name]["configuration"]
-                    if configuration["sweep"] not in SWEEPS:
+                    if configuration["sweep"] not in PREDICTOR_SWEEPS:
                         continue
                     cell = cell_from_configuration(the_study, configuration)
                     if built is None:
@@ -336,6 +327,7 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
     return rows
 
 
+@fill_doc
 def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> dict[str, Any]:
     """The AUROCs, intervals, baseline coefficients and the threshold's operating point on ``rows``
     (:func:`exploratory_cells`).
@@ -344,8 +336,7 @@ def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> d
     ----------
     rows : sequence of mapping
         The cells of :func:`exploratory_cells`.
-    resamples : int, optional
-        Bootstrap draws, an integer >= 100.
+    %(resamples)s
 
     Returns
     -------
@@ -407,17 +398,18 @@ def youden(balance: ArrayLike, labels: ArrayLike, thresholds: ArrayLike) -> NDAr
     return np.array([np.mean(balance[labels] >= t) - np.mean(balance[~labels] >= t) for t in np.asarray(thresholds)])
 
 
+@fill_doc
 def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
     """The predictor's value and prediction, and the frozen baseline's score, for every validation cell of the
-    existing tasks (:data:`VALIDATION_SCALES` x :data:`VALIDATION_RATIOS`, every task and optimiser of the three
+    existing tasks (:data:`~lagtheory.experiments.predictor.balance.VALIDATION_SCALES` x
+    :data:`~lagtheory.experiments.predictor.balance.VALIDATION_RATIOS`, every task and optimiser of the three
     studies, attention N(0, 0.1^2)), computed before any of them is run. The base rate scales both step sizes
     alike and cancels from the balance (SGD and Adam alike), so it is set to 1 here; the runs use the calibrated
     rate.
 
     Parameters
     ----------
-    coefficients : sequence of float
-        The frozen baseline's three coefficients.
+    %(coefficients)s
 
     Returns
     -------
@@ -425,7 +417,7 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
         One row per validation cell (:func:`prediction_row`).
     """
     rows = []
-    for name in ("languages", "regression", "icl"):
+    for name in STUDY_NAMES:
         the_study = study(name)
         for design in the_study.tasks:
             task = the_study.build(design.name, design.setting)
@@ -438,6 +430,7 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
     return rows
 
 
+@fill_doc
 def prediction_row(
     study_name: str,
     task: str,
@@ -455,18 +448,15 @@ def prediction_row(
     ----------
     study_name : str
         The study.
-    task : str
-        The task.
-    optimiser : str
-        The optimiser.
+    %(task_name)s
+    %(optimiser)s
     scale : float
         The readout scale, > 0.
     ratio : float
         The attention/output step-size ratio, > 0.
     balance : float
         The first-step balance (possibly infinite).
-    coefficients : sequence of float
-        The frozen baseline's three coefficients.
+    %(coefficients)s
 
     Returns
     -------
@@ -487,7 +477,7 @@ def prediction_row(
 
 
 def main() -> None:
-    """Compute the exploratory evaluation and write :data:`OUTPUT`."""
+    """Compute the exploratory evaluation and write :data:`~lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`."""
     rows = exploratory_cells(load_exploratory())
     summary = evaluate(rows)
     grid = np.arange(-2.0, 2.0001, 0.25)
@@ -498,9 +488,11 @@ def main() -> None:
     stored = [
         {**row, "balance": row["balance"] if math.isfinite(row["balance"]) else str(row["balance"])} for row in rows
     ]
-    OUTPUT.write_text(json.dumps({"summary": summary, "cells": stored}, indent=1, sort_keys=True) + "\n")
+    PREDICTOR_EXPLORATORY.write_text(json.dumps({"summary": summary, "cells": stored}, indent=1, sort_keys=True) + "\n")
     predictions = validation_predictions(summary["baseline_coefficients"])
-    PREDICTIONS.write_text(json.dumps({"threshold": THRESHOLD, "cells": predictions}, indent=1, sort_keys=True) + "\n")
+    PREDICTOR_PREDICTIONS.write_text(
+        json.dumps({"threshold": THRESHOLD, "cells": predictions}, indent=1, sort_keys=True) + "\n"
+    )
     print(json.dumps(summary, indent=1))
     print(
         f"{sum(r['predicts_lag_helps'] for r in predictions)} of {len(predictions)} validation cells predicted 'lag helps'"

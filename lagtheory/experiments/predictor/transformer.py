@@ -9,8 +9,8 @@ with both optimisers, and "the frozen function is applied, and its values commit
 first run". :func:`predictions` applies
 :func:`lagtheory.experiments.predictor.balance.first_step_balance` (frozen: definition, seeds, threshold) and the
 frozen design-only baseline (its coefficients as stored in
-:data:`lagtheory.experiments.predictor.evaluation.OUTPUT`) to each cell; ``python -m
-lagtheory.experiments.predictor.transformer`` writes them to :data:`PREDICTIONS`.
+:data:`lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`) to each cell; ``python -m
+lagtheory.experiments.predictor.transformer`` writes them to :data:`~lagtheory.experiments.paths.PREDICTOR_TRANSFORMER`.
 
 Each cell's configuration is the transformer study's regime
 (:data:`lagtheory.experiments.tasks.transformer.task.TRANSFORMER_TRAINING`: random initialisation of every
@@ -28,16 +28,17 @@ import dataclasses
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from ..exploratory.design import OPTIMISERS, RATIOS, READOUT_SCALES
+from lagtheory.training import OPTIMISERS
+
+from ..exploratory.design import RATIOS, READOUT_SCALES
 from ..exploratory.studies import TRANSFORMER
+from ..paths import PREDICTOR_EXPLORATORY, PREDICTOR_TRANSFORMER
 from ..tasks.transformer.task import TRANSFORMER_TRAINING
 from .balance import THRESHOLD, first_step_balance
-from .evaluation import OUTPUT, prediction_row
+from .evaluation import prediction_row
 
-PREDICTIONS = Path("book/data/predictor_transformer.json")
 """Where the predictions for the transformer's validation cells are committed."""
 
 
@@ -84,12 +85,16 @@ def predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    """Compute the predictions with the stored baseline coefficients and write :data:`PREDICTIONS`."""
-    coefficients = json.loads(OUTPUT.read_text())["summary"]["baseline_coefficients"]
+    """Compute the predictions with the stored baseline coefficients and write :data:`~lagtheory.experiments.paths.PREDICTOR_TRANSFORMER`."""
+    coefficients = json.loads(PREDICTOR_EXPLORATORY.read_text())["summary"]["baseline_coefficients"]
     rows = predictions(coefficients)
-    PREDICTIONS.write_text(json.dumps({"threshold": THRESHOLD, "cells": rows}, indent=1, sort_keys=True) + "\n")
+    PREDICTOR_TRANSFORMER.write_text(
+        json.dumps({"threshold": THRESHOLD, "cells": rows}, indent=1, sort_keys=True) + "\n"
+    )
     helps = sum(row["predicts_lag_helps"] for row in rows)
-    print(f"{helps} of {len(rows)} transformer validation cells predicted 'lag helps'; written to {PREDICTIONS}")
+    print(
+        f"{helps} of {len(rows)} transformer validation cells predicted 'lag helps'; written to {PREDICTOR_TRANSFORMER}"
+    )
 
 
 if __name__ == "__main__":

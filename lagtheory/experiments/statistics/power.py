@@ -1,7 +1,7 @@
-"""Power of the confirmatory study's tests, and the seeds per cell they call for (``book/registration.md``).
+"""Power of paired tests of two schedules, and the seeds per cell they call for.
 
-The confirmatory comparisons are paired by seed (:mod:`lagtheory.experiments.statistics.paired`); each co-primary
-outcome has its own test, so its own power:
+The comparisons are paired by seed (:mod:`lagtheory.experiments.statistics.paired`); each outcome has its own
+test, so its own power:
 
 * (a) failure, and for languages exact recognition: McNemar's exact test
   (:func:`mcnemar_power`, exact: the number of discordant pairs is Binomial(n, p10 + p01), and given it the
@@ -15,15 +15,13 @@ outcome has its own test, so its own power:
   there; :func:`window_accuracy` gives the probability that a rate is classified right when its true success
   probability is ``p``.
 
-Each family is Holm-adjusted over its cells; the seeds are planned at Bonferroni's level alpha / m, the level
-Holm's first step uses, which is conservative for the others. Planning effects come from the exploratory
-records (:func:`planning_effects`) in the regimes the registration targets (:data:`TARGET_LEVELS`).
+Nothing here knows a study: the confirmatory study's planning effects and seeds per cell
+(``book/registration.md``) are computed from these in :mod:`lagtheory.experiments.confirmatory.planning`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,19 +30,7 @@ import scipy.stats
 
 from lagtheory._validation import check_integer, check_probability
 
-from ..exploratory.reanalysis import conditional_differences, failure_cap, failures
-from ..exploratory.records import per_seed
-from ..exploratory.regimes import tasks_of
-
-TARGET_LEVELS: Mapping[str, str] = {
-    "readout 1, ratio 1": "main/scale=1 ratio=1",
-    "readout 1, ratio 3": "main/scale=1 ratio=3",
-    "readout 3, ratio 1": "main/scale=3 ratio=1",
-    "readout 3, ratio 3": "main/scale=3 ratio=3",
-    "LP-FT": "attention_init/preset",
-}
-"""The exploratory cells of the regimes the registration targets (readout 1-3, ratio >= 1, LP-FT), per task and
-optimiser; the confirmatory study runs these and the centre."""
+from ..parameters import fill_doc
 
 
 def _check_n(n: int) -> int:
@@ -60,6 +46,7 @@ def _check_share(value: float, name: str) -> float:
     return float(value)
 
 
+@fill_doc
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
     """Exact power of McNemar's exact two-sided test at level ``alpha`` with ``n`` pairs, where a pair is
     discordant one way with probability ``p10`` and the other way with ``p01`` (module docstring).
@@ -70,8 +57,7 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
         The number of pairs, >= 1.
     p10, p01 : float
         The probabilities of the two kinds of discordant pair, each in [0, 1], with ``p10 + p01 <= 1``.
-    alpha : float
-        The level, in (0, 1).
+    %(alpha)s
 
     Returns
     -------
@@ -122,6 +108,7 @@ def _over_sample_sd(n: int, probability: Any) -> float:
     return float(min(1.0, max(0.0, value)))
 
 
+@fill_doc
 def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     """Power of the two-sided paired t-test at level ``alpha`` with ``n`` pairs whose differences are normal
     with mean ``effect`` and standard deviation ``sd``: given the sample sd s, the mean is N(effect, sd^2 / n)
@@ -130,14 +117,12 @@ def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
 
     Parameters
     ----------
-    n : int
-        The number of pairs, >= 2.
+    %(n)s
     effect : float
         The mean of the differences.
     sd : float
         Their standard deviation, > 0.
-    alpha : float
-        The level, in (0, 1).
+    %(alpha)s
 
     Returns
     -------
@@ -163,6 +148,7 @@ def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     return _over_sample_sd(n, rejects)
 
 
+@fill_doc
 def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0.0) -> float:
     """Power of the two one-sided t-tests of equivalence within +-``margin`` at level ``alpha`` (each
     one-sided) with ``n`` normal differences of mean ``effect`` and sd ``sd``: both reject where
@@ -171,8 +157,7 @@ def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0
 
     Parameters
     ----------
-    n : int
-        The number of pairs, >= 2.
+    %(n)s
     sd : float
         The standard deviation of the differences, > 0.
     margin : float
@@ -274,119 +259,3 @@ def smallest_n(power: Any, target: float, start: int = 2, stop: int = 20_000) ->
         else:
             low = middle + 1
     return high
-
-
-def planning_effects(records: Mapping[str, Mapping[str, Any]], optimiser: str) -> dict[str, Any]:
-    """The planning effects of the co-primary outcomes, pooled over the exploratory cells of
-    :data:`TARGET_LEVELS` of every task with ``optimiser``: failure discordance ``p10`` (only joint fails) and
-    ``p01`` (only lag fails); the same for exact recognition on languages (``r10``: only lag recognises,
-    ``r01``: only joint); for the conditional log loss the share of pairs where both succeed, the median over
-    cells of ``|mean difference|`` and of the standard deviation of the differences.
-
-    Parameters
-    ----------
-    records : mapping of str to mapping
-        Study name -> exploratory record (the ``"languages"`` record gives the recognition effects).
-    optimiser : str
-        The optimiser whose cells are pooled.
-
-    Returns
-    -------
-    dict
-        ``p10``, ``p01``, ``r10``, ``r01``, ``both_succeed``, ``median_abs_mean`` and ``median_sd``.
-    """
-    pairs = joint_only = lag_only = 0
-    recognised_pairs = lag_recognises = joint_recognises = 0
-    both = 0
-    means, sds = [], []
-    for name, record in records.items():
-        for task in tasks_of(record):
-            cap = failure_cap(record, task)
-            for level in TARGET_LEVELS.values():
-                cell = f"{task}/{optimiser}/{level}"
-                joint, lag = failures(record, cell, "joint", cap), failures(record, cell, "lag", cap)
-                pairs += joint.size
-                joint_only += int(np.sum(joint & ~lag))
-                lag_only += int(np.sum(~joint & lag))
-                both += int(np.sum(~joint & ~lag))
-                d = conditional_differences(record, cell, cap=cap)
-                if d.size >= 3:
-                    means.append(abs(float(d.mean())))
-                    sds.append(float(np.std(d, ddof=1)))
-                if name == "languages":
-                    r_joint = per_seed(record, cell, "recognised", "joint").astype(bool)
-                    r_lag = per_seed(record, cell, "recognised", "lag").astype(bool)
-                    recognised_pairs += r_joint.size
-                    lag_recognises += int(np.sum(r_lag & ~r_joint))
-                    joint_recognises += int(np.sum(r_joint & ~r_lag))
-    return {
-        "p10": joint_only / pairs,
-        "p01": lag_only / pairs,
-        "r10": lag_recognises / recognised_pairs,
-        "r01": joint_recognises / recognised_pairs,
-        "both_succeed": both / pairs,
-        "median_abs_mean": float(np.median(means)),
-        "median_sd": float(np.median(sds)),
-    }
-
-
-def plan(
-    effects: Mapping[str, Any],
-    cells: int,
-    language_cells: int,
-    margin: float,
-    alpha: float = 0.05,
-    target: float = 0.8,
-    candidates: Sequence[int] = (30, 60, 100, 200),
-) -> dict[str, Any]:
-    """For each co-primary outcome, the seeds per cell that reach power ``target`` at Bonferroni's level
-    alpha / m (m: ``cells``, or ``language_cells`` for recognition) under the planning ``effects``
-    (:func:`planning_effects`), and the power at each of ``candidates`` seeds. For the conditional log loss the
-    n counts all seeds; the pairs that enter are the share where both succeed.
-
-    Parameters
-    ----------
-    effects : mapping
-        The planning effects of :func:`planning_effects`.
-    cells : int
-        The number m of cells of a family, >= 1.
-    language_cells : int
-        The number of cells of the recognition family, >= 1.
-    margin : float
-        The equivalence margin of the conditional log loss, > 0.
-    alpha : float, optional
-        The familywise level, in (0, 1).
-    target : float, optional
-        The power to reach.
-    candidates : sequence of int, optional
-        Seeds per cell at which the power is reported.
-
-    Returns
-    -------
-    dict
-        Outcome -> ``{"seeds": n or None, "power": {candidate: power}}``.
-    """
-    level = alpha / cells
-    language_level = alpha / language_cells
-    both = effects["both_succeed"]
-
-    def conditional(n: int) -> int:
-        return max(2, math.floor(both * n))
-
-    powers = {
-        "failure (McNemar)": lambda n: mcnemar_power(n, effects["p10"], effects["p01"], level),
-        "recognition (McNemar, languages)": lambda n: mcnemar_power(n, effects["r10"], effects["r01"], language_level),
-        "conditional log loss, difference (paired t)": lambda n: t_power(
-            conditional(n), effects["median_abs_mean"], effects["median_sd"], level
-        ),
-        "conditional log loss, equivalence (TOST)": lambda n: tost_power(
-            conditional(n), effects["median_sd"], margin, level
-        ),
-    }
-    return {
-        outcome: {
-            "seeds": smallest_n(power, target),
-            "power": {n: power(n) for n in candidates},
-        }
-        for outcome, power in powers.items()
-    }

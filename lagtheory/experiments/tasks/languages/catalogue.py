@@ -38,25 +38,10 @@ from types import MappingProxyType
 
 from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
-from lagtheory.languages import A_STAR_B_STAR, CONTAINS_AB, EVEN_PAIRS, FIRST, PARITY
+from lagtheory.languages import A_STAR_B_STAR, CONTAINS_AB, CONTAINS_B_NOT_C, EVEN_PAIRS, FIRST, PARITY
 from lagtheory.model import ShallowTransformer
 
 from .features import FEATURES, LETTERS, feature_names
-
-EIGHT_LETTERS = tuple(LETTERS[:8])
-
-CONTAINS_B_NOT_C = DFA(
-    states=("none", "seen_b", "seen_c"),
-    alphabet=EIGHT_LETTERS,
-    transitions={
-        (state, letter): "seen_c" if state == "seen_c" or letter == "c" else "seen_b" if letter == "b" else state
-        for state in ("none", "seen_b", "seen_c")
-        for letter in EIGHT_LETTERS
-    },
-    start="none",
-    accepting={"seen_b"},
-)
-"""Words over {a, ..., h} that contain b and no c; the six letters a, d, ..., h are distractors."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +92,9 @@ class LanguageTask:
     def __post_init__(self) -> None:
         if self.features not in FEATURES:
             raise ValueError(f"features must be one of {FEATURES}, got {self.features!r}")
-        if tuple(self.dfa.alphabet) != EIGHT_LETTERS[: len(self.dfa.alphabet)] or len(self.dfa.alphabet) < 2:
-            raise ValueError(f"dfa must have the alphabet a, b, ... (at least two letters), got {self.dfa.alphabet!r}")
+        alphabet = tuple(self.dfa.alphabet)
+        if not 2 <= len(alphabet) <= 8 or alphabet != tuple(LETTERS[: len(alphabet)]):
+            raise ValueError(f"dfa must have the alphabet a, b, ... (two to eight letters), got {self.dfa.alphabet!r}")
         check_integer(self.learned_positions, "learned_positions", 0)
         if self.learned_positions == 1 or (self.learned_positions > 1 and self.first_position_marker):
             raise ValueError(

@@ -23,6 +23,8 @@ from numpy.typing import NDArray
 from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
 
+from ...parameters import fill_doc
+
 
 def transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool_]]:
     """(delta as an int array (states, k), start index, accepting mask), with the symbols numbered in
@@ -78,17 +80,16 @@ def check_label(label: int) -> int:
     return int(label)
 
 
+@fill_doc
 def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
     """Log N_j(q) for j = 0..length (rows) and every state q (columns); -inf where N_j(q) = 0.
 
     Parameters
     ----------
-    dfa : DFA
-        The language, over an alphabet of at least 2 symbols.
+    %(dfa)s
     length : int
         The longest completion, >= 0.
-    label : {1, -1}
-        +1 (in the language) or -1 (outside).
+    %(label)s
 
     Returns
     -------
@@ -113,17 +114,15 @@ def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
     return table
 
 
+@fill_doc
 def class_is_nonempty(dfa: DFA, length: int, label: int) -> bool:
     """Whether some word of this length has this label (+1 in L(dfa), -1 outside).
 
     Parameters
     ----------
-    dfa : DFA
-        The language, over an alphabet of at least 2 symbols.
-    length : int
-        The length, >= 1.
-    label : {1, -1}
-        +1 (in the language) or -1 (outside).
+    %(dfa)s
+    %(length)s
+    %(label)s
 
     Returns
     -------
@@ -142,17 +141,16 @@ def class_is_nonempty(dfa: DFA, length: int, label: int) -> bool:
     return bool(np.isfinite(log_completions(dfa, length, label)[length, start]))
 
 
+@fill_doc
 def nonempty_lengths(dfa: DFA, max_length: int, label: int) -> NDArray[np.int64]:
     """The lengths 1..max_length at which the class of ``label`` has a word.
 
     Parameters
     ----------
-    dfa : DFA
-        The language, over an alphabet of at least 2 symbols.
+    %(dfa)s
     max_length : int
         The longest length, >= 1.
-    label : {1, -1}
-        +1 (in the language) or -1 (outside).
+    %(label)s
 
     Returns
     -------
@@ -172,6 +170,7 @@ def nonempty_lengths(dfa: DFA, max_length: int, label: int) -> NDArray[np.int64]
     return np.flatnonzero(np.isfinite(table[1:, start])) + 1
 
 
+@fill_doc
 def sample_words(
     dfa: DFA, lengths: NDArray[np.int64], labels: NDArray[np.int64], uniforms: NDArray[np.float64]
 ) -> NDArray[np.int64]:
@@ -182,8 +181,7 @@ def sample_words(
 
     Parameters
     ----------
-    dfa : DFA
-        The language, over an alphabet of at least 2 symbols.
+    %(dfa)s
     lengths : ndarray
         int64 (rows,), each in 1..width.
     labels : ndarray
@@ -244,17 +242,15 @@ def sample_words(
     return words
 
 
+@fill_doc
 def sample_strings(dfa: DFA, length: int, label: int, count: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """``count`` words drawn uniformly from the words of this length with this label.
 
     Parameters
     ----------
-    dfa : DFA
-        The language, over an alphabet of at least 2 symbols.
-    length : int
-        The length, >= 1.
-    label : {1, -1}
-        +1 (in the language) or -1 (outside).
+    %(dfa)s
+    %(length)s
+    %(label)s
     count : int
         The number of words, >= 1.
     rng : numpy.random.Generator
@@ -281,6 +277,7 @@ def sample_strings(dfa: DFA, length: int, label: int, count: int, rng: np.random
     return sample_words(dfa, np.full(count, length), np.full(count, label), uniforms)
 
 
+@fill_doc
 def labelled_words(dfa: DFA, max_length: int, uniforms: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
     """The training distribution of the language chapter from a block of uniforms (rows, max_length + 2):
     the label +-1 with probability 1/2 (column 0), the length uniform on the lengths 1..max_length at
@@ -289,8 +286,7 @@ def labelled_words(dfa: DFA, max_length: int, uniforms: NDArray[np.float64]) -> 
 
     Parameters
     ----------
-    dfa : DFA
-        The language, over an alphabet of at least 2 symbols.
+    %(dfa)s
     max_length : int
         The longest training length, >= 2.
     uniforms : ndarray

@@ -35,6 +35,7 @@ from lagtheory.losses import logistic_loss
 from lagtheory.model import linear_readout, pooled_from_counts, pooled_with_prefix
 
 from ...engine.cells import TrainingConfig, seed_rng
+from ...parameters import fill_doc
 from .catalogue import LanguageTask
 from .features import feature_counts, padded_feature_ids
 from .sampling import labelled_words, sample_strings
@@ -193,14 +194,14 @@ class LanguageRuns:
         ids = padded_feature_ids(words, lengths, self.task.features, self.task.alphabet_size)
         return feature_counts(ids, self.task.vocab_size), ids[:, : self.task.position_scores]
 
+    @fill_doc
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> CountStream:
         """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into words and counts in one vectorised pass
         (the last stream is kept, for the next run on the same seeds).
 
         Parameters
         ----------
-        seeds : sequence of int
-            The seeds.
+        %(seeds)s
         steps : int
             The number of steps.
         batch_size : int
@@ -227,13 +228,13 @@ class LanguageRuns:
         self._stream = (key, stream)
         return stream
 
+    @fill_doc
     def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
         """The model output f of every model on every word (``forward_counts`` with leading model dimensions).
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
+        %(row_params)s
         counts : torch.Tensor
             float64 (..., words, d), the feature counts.
         prefix : torch.Tensor
@@ -251,13 +252,13 @@ class LanguageRuns:
             h = pooled_with_prefix(params["theta"], scores, counts, prefix, "log")
         return linear_readout(params["u"], h)
 
+    @fill_doc
     def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """The mean logistic loss over the batch of each (row, seed) model.
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
+        %(row_params)s
         batch : tuple of torch.Tensor
             (counts, prefix, labels) of :meth:`CountStream.batch`.
 

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from lagtheory._validation import check_integer
 
 from ...engine.cells import seed_rng
+from ...parameters import fill_doc
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ STREAM_CHUNK = 25
 """Training batches are drawn ``STREAM_CHUNK`` steps at a time per seed (one generator call per quantity)."""
 
 
+@fill_doc
 class SeedStream:
     """The training batches of several seeds, drawn from one generator per seed (``seed_rng(seed, 1)``),
     ``STREAM_CHUNK`` steps at a time, in one vectorised call with a leading seed dimension (a seed's
@@ -137,8 +139,7 @@ class SeedStream:
     ----------
     task : SequenceRegression
         Gives the sampler and the training range.
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
     batch_size : int
         Examples per step and seed.
     """
@@ -217,15 +218,14 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
+    @fill_doc
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
         """The predictions of the models ``params`` on ``batch`` (implemented by subclasses).
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            The parameters, each with leading (schedule, seed) dimensions.
-        batch : object
-            A batch of :meth:`sample`, with or without a leading seed dimension.
+        %(schedule_params)s
+        %(batch)s
 
         Returns
         -------
@@ -234,13 +234,13 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
+    @fill_doc
     def target(self, batch: Any) -> torch.Tensor:
         """The regression targets of ``batch`` (implemented by subclasses).
 
         Parameters
         ----------
-        batch : object
-            A batch of :meth:`sample`, with or without a leading seed dimension.
+        %(batch)s
 
         Returns
         -------
@@ -249,13 +249,13 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
+    @fill_doc
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> SeedStream:
         """The training batches of these seeds (:class:`SeedStream`).
 
         Parameters
         ----------
-        seeds : sequence of int
-            The seeds.
+        %(seeds)s
         steps : int
             The number of steps (the stream draws as many as are read).
         batch_size : int
@@ -268,15 +268,14 @@ class SequenceRegression:
         """
         return SeedStream(self, seeds, batch_size)
 
+    @fill_doc
     def losses(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
         """The mean squared error over the batch of each (schedule, seed).
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            The parameters, each with leading (schedule, seed) dimensions.
-        batch : object
-            A batch of :meth:`sample`, with or without a leading seed dimension.
+        %(schedule_params)s
+        %(batch)s
 
         Returns
         -------

@@ -47,9 +47,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer, check_positive
 
+from ...parameters import fill_doc
 from .driver import SequenceRegression, SequenceSetting, seed_einsum
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PromptBatch:
     """Padded prompts: ``inputs`` (..., B, M, D) and ``labels`` (..., B, M), zero on
@@ -59,20 +61,13 @@ class PromptBatch:
 
     Attributes
     ----------
-    inputs : torch.Tensor
-        (..., B, M, D), zero on padding.
-    labels : torch.Tensor
-        (..., B, M), zero on padding.
-    mask : torch.Tensor
-        bool (..., B, M), True on the real pairs.
-    counts : torch.Tensor
-        float64 (..., B), the context sizes m >= 1.
-    query : torch.Tensor
-        (..., B, D).
-    query_label : torch.Tensor
-        (..., B).
-    beta : torch.Tensor
-        (..., B, D), the task vectors.
+    %(inputs)s
+    %(labels)s
+    %(pair_mask)s
+    %(counts)s
+    %(prompt_query)s
+    %(query_label)s
+    %(beta)s
     moments : torch.Tensor or None
         (..., B, D+1, D+1), or None for a model that reads the pairs.
     """
@@ -87,6 +82,7 @@ class PromptBatch:
     moments: torch.Tensor | None
 
 
+@fill_doc
 def prompt_batch(
     inputs: torch.Tensor,
     labels: torch.Tensor,
@@ -103,22 +99,14 @@ def prompt_batch(
 
     Parameters
     ----------
-    inputs : torch.Tensor
-        (..., B, M, D), zero on padding.
-    labels : torch.Tensor
-        (..., B, M), zero on padding.
-    mask : torch.Tensor
-        bool (..., B, M), True on the real pairs.
-    counts : torch.Tensor
-        float64 (..., B), the context sizes m >= 1.
-    query : torch.Tensor
-        (..., B, D).
-    query_label : torch.Tensor
-        (..., B).
-    beta : torch.Tensor
-        (..., B, D), the task vectors.
-    moments : bool, optional
-        Whether to compute the moment matrices.
+    %(inputs)s
+    %(labels)s
+    %(pair_mask)s
+    %(counts)s
+    %(prompt_query)s
+    %(query_label)s
+    %(beta)s
+    %(moments)s
 
     Returns
     -------
@@ -135,6 +123,7 @@ def prompt_batch(
     return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, moments)
 
 
+@fill_doc
 def sample_prompts(
     rng: np.random.Generator | list[np.random.Generator],
     batch_size: int | tuple[int, ...],
@@ -155,18 +144,14 @@ def sample_prompts(
 
     Parameters
     ----------
-    rng : numpy.random.Generator or list of numpy.random.Generator
-        One generator, or a non-empty list of them (one per seed).
+    %(rng)s
     batch_size : int or tuple of int
         Prompts per batch, or a shape; each entry >= 1.
-    min_context : int
-        The smallest context size, >= 1.
+    %(min_context)s
     max_context : int
         The largest context size, >= ``min_context``.
-    dim : int
-        The input dimension D, >= 1.
-    moments : bool, optional
-        Whether to compute the moment matrices.
+    %(dim)s
+    %(moments)s
 
     Returns
     -------
@@ -217,13 +202,13 @@ def sample_prompts(
     )
 
 
+@fill_doc
 def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
     """``y = <beta, x>`` for each prompt's task vector.
 
     Parameters
     ----------
-    beta : torch.Tensor
-        (..., B, D), the task vectors.
+    %(beta)s
     inputs : torch.Tensor
         (..., B, M, D) or (..., B, D).
 
@@ -237,16 +222,15 @@ def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
     return (beta * inputs).sum(dim=-1)
 
 
+@fill_doc
 def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``y_hat = w^T C K x_q`` of each prompt, shape (..., B): ``key_query`` K (..., D+1, D) and ``value``
     w (..., D+1) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension.
 
     Parameters
     ----------
-    key_query : torch.Tensor
-        K (..., D+1, D), any leading (schedule, seed) dimensions.
-    value : torch.Tensor
-        w (..., D+1), the same leading dimensions.
+    %(key_query)s
+    %(value)s
     batch : PromptBatch
         The prompts, with their moment matrices, with or without a seed dimension.
 
@@ -280,6 +264,7 @@ def effective_matrix(key_query: ArrayLike, value: ArrayLike) -> NDArray[np.float
     return value[..., -1, None, None] * key_query[..., :-1, :] + value[..., :-1, None] * key_query[..., -1, None, :]
 
 
+@fill_doc
 class PromptAttentionLayer(torch.nn.Module):
     """One attention layer over a prompt, for one set of parameters (the engine trains many at once
     through the module's ``predict``): ``key_query`` K (D+1, D), the attention group, and ``value`` w
@@ -289,8 +274,7 @@ class PromptAttentionLayer(torch.nn.Module):
 
     Parameters
     ----------
-    dim : int
-        The input dimension D, >= 1.
+    %(dim)s
 
     Raises
     ------
@@ -383,16 +367,15 @@ class LinearSelfAttention(PromptAttentionLayer):
             return effective_matrix(self.key_query.numpy(), self.value.numpy())
 
 
+@fill_doc
 def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor:
     """``(eta/m) sum_i y_i <x_i, x_q>``: one gradient step of size eta from beta = 0
     on the in-context loss ``1/(2m) sum_i (y_i - <beta, x_i>)^2``, evaluated at x_q.
 
     Parameters
     ----------
-    batch : PromptBatch
-        The prompts (B, M, D), without a seed dimension.
-    step_size : float
-        eta, finite and > 0.
+    %(prompt_batch)s
+    %(step_size)s
 
     Returns
     -------
@@ -409,14 +392,14 @@ def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor
     return step_size * (g * batch.query).sum(dim=1)
 
 
+@fill_doc
 def least_squares_prediction(batch: PromptBatch) -> torch.Tensor:
     """``<beta_hat, x_q>`` with beta_hat the minimum-norm least-squares fit of each
     prompt's pairs (exact recovery once m >= D; the padding rows are zero and do not count).
 
     Parameters
     ----------
-    batch : PromptBatch
-        The prompts (B, M, D), without a seed dimension.
+    %(prompt_batch)s
 
     Returns
     -------
@@ -427,16 +410,15 @@ def least_squares_prediction(batch: PromptBatch) -> torch.Tensor:
     return (beta_hat.squeeze(2) * batch.query).sum(dim=1)
 
 
+@fill_doc
 def optimal_step(dim: int, min_context: int, max_context: int) -> float:
     """The step eta minimising the population error of ``eta g^T x_q`` when m is
     uniform on ``{min_context, ..., max_context}``: ``1 / (1 + (D+1) E[1/m])``.
 
     Parameters
     ----------
-    dim : int
-        The input dimension D, >= 1.
-    min_context : int
-        The smallest context size, >= 1.
+    %(dim)s
+    %(min_context)s
     max_context : int
         The largest, >= ``min_context``.
 
@@ -459,18 +441,17 @@ def optimal_step(dim: int, min_context: int, max_context: int) -> float:
     return 1.0 / (1.0 + (dim + 1) * mean_inverse)
 
 
+@fill_doc
 def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, dim: int) -> NDArray[np.float64]:
     """Population mean squared error of ``eta g^T x_q`` at context size m:
     ``eta^2 (1 + (D+1)/m) - 2 eta + 1`` (it tends to ``(1 - eta)^2`` as m grows).
 
     Parameters
     ----------
-    step_size : float
-        eta, finite and > 0.
+    %(step_size)s
     context : ndarray or float
         Context sizes m, whole numbers >= 1.
-    dim : int
-        The input dimension D, >= 1.
+    %(dim)s
 
     Returns
     -------
@@ -508,16 +489,15 @@ def mean_squared_error(prediction: torch.Tensor, batch: PromptBatch) -> float:
     return float(((prediction.detach() - batch.query_label) ** 2).mean())
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ICLSetting(SequenceSetting):
     """The data of the task: input dimension ``dim`` D; the sizes are context sizes m.
 
     Attributes
     ----------
-    train_min, train_max, test_sizes, test_size, test_seed
-        As in :class:`~lagtheory.experiments.tasks.sequences.driver.SequenceSetting` (context sizes).
-    dim : int, optional
-        The input dimension D, >= 1.
+    %(sequence_setting)s
+    %(dim_optional)s
 
     Raises
     ------

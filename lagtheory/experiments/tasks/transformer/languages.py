@@ -5,10 +5,10 @@ Languages (:data:`TRANSFORMER_LANGUAGES`, name -> DFA):
 * the star-free languages of the language study (:data:`lagtheory.experiments.tasks.languages.catalogue.TASKS`:
   FIRST, EVEN_PAIRS, CONTAINS_AB, A_STAR_B_STAR, CONTAINS_B_NOT_C; FIRST_LEARNED is FIRST read
   through other features, and the transformer reads the letters themselves);
-* two star-free languages that the study never used, defined here rather than in the catalogue
-  (whose entries carry the one-layer model's features and witness): :data:`LAST_B`, the words
-  that end in b (Sigma* b), and :data:`TWO_B`, the words with at least two b's
-  (Sigma* b Sigma* b Sigma*, counting to a threshold); both are certified star-free by
+* two star-free languages that the study never used, not in the catalogue (whose entries carry
+  the one-layer model's features and witness): :data:`lagtheory.languages.LAST_B`, the words
+  that end in b (Sigma* b), and :data:`lagtheory.languages.TWO_B`, the words with at least two
+  b's (Sigma* b Sigma* b Sigma*, counting to a threshold); both are certified star-free by
   :func:`lagtheory.star_free.is_star_free` in the tests;
 * the non-star-free control PARITY (an even number of b's), which no schedule should generalise
   to long inputs.
@@ -33,40 +33,10 @@ from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
-from lagtheory.languages import PARITY
+from lagtheory.languages import LAST_B, PARITY, TWO_B
 
 from ..languages.catalogue import TASKS
 from ..languages.sampling import sample_strings, transition_table
-
-LAST_B = DFA(
-    states=("last_a", "last_b"),
-    alphabet=("a", "b"),
-    transitions={
-        ("last_a", "a"): "last_a",
-        ("last_a", "b"): "last_b",
-        ("last_b", "a"): "last_a",
-        ("last_b", "b"): "last_b",
-    },
-    start="last_a",
-    accepting={"last_b"},
-)
-"""Sigma* b; the words whose last letter is b (star-free; not used by the language study)."""
-
-TWO_B = DFA(
-    states=("none", "one", "two"),
-    alphabet=("a", "b"),
-    transitions={
-        ("none", "a"): "none",
-        ("none", "b"): "one",
-        ("one", "a"): "one",
-        ("one", "b"): "two",
-        ("two", "a"): "two",
-        ("two", "b"): "two",
-    },
-    start="none",
-    accepting={"two"},
-)
-"""Sigma* b Sigma* b Sigma*; the words with at least two b's (star-free; not used by the language study)."""
 
 STUDY_LANGUAGES = ("FIRST", "EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "CONTAINS_B_NOT_C")
 NEW_LANGUAGES = ("LAST_B", "TWO_B")

@@ -1,0 +1,237 @@
+"""H5 as it stands: the registered predictor's result split by optimiser and task family, with intervals and
+with the AUROC each split's cells could tell from chance (issue 31, item 3). Exploratory: the registration
+asks for the pooled test only (``book/registration.md``, "The predictor"), and the splits were chosen after
+the pooled result was known.
+
+For each split of the validation cells (:data:`SPLITS`: every cell, each optimiser, each task family, each
+family with each optimiser), from the registered rows (``book/data/confirmatory/predictor.json``: label,
+balance, frozen baseline score, task-optimiser cluster):
+
+* the AUROC of the balance and of the baseline (:func:`lagtheory.experiments.predictor.evaluation.auroc`);
+* 95% percentile intervals of both and of their difference from 4000 bootstrap resamples (the registered number)
+  that draw cells with replacement *within* each task-optimiser cluster (:func:`stratified_bootstrap`;
+  ``numpy.random.default_rng(0)``). The registered interval resamples whole clusters, which a split with one
+  or two clusters (regression, in-context regression within an optimiser) cannot do; the within-cluster
+  intervals show how much the AUROC depends on which cells were drawn, not on which tasks were chosen, and
+  are narrower than the registered kind;
+* :func:`chance_auroc`: the smallest AUROC the exact Mann-Whitney test tells from 0.5 at the 5% level
+  (two-sided) with the split's numbers of positive and negative cells, taking the cells as independent, which
+  they are not (cells of one task and optimiser share their data): what a split can resolve is at best this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import scipy.stats
+from numpy.typing import NDArray
+
+from ..parameters import fill_doc
+from ..predictor.evaluation import RESAMPLES, auroc
+from .design import confirmatory_tasks
+
+FAMILIES = {"languages": "languages", "regression": "regression", "icl": "in-context regression"}
+"""Task family of each exploratory study, by the study's name."""
+SPLITS = (
+    ("all", None, None),
+    ("SGD", "sgd", None),
+    ("Adam", "adam", None),
+    ("languages", None, "languages"),
+    ("regression", None, "regression"),
+    ("in-context regression", None, "in-context regression"),
+    ("languages, SGD", "sgd", "languages"),
+    ("languages, Adam", "adam", "languages"),
+    ("regression, SGD", "sgd", "regression"),
+    ("regression, Adam", "adam", "regression"),
+    ("in-context regression, SGD", "sgd", "in-context regression"),
+    ("in-context regression, Adam", "adam", "in-context regression"),
+)
+"""(name, optimiser or None, family or None) of each split."""
+
+
+def family_of(task: str) -> str:
+    """The task family of a confirmatory task (:data:`FAMILIES`).
+
+    Parameters
+    ----------
+    task : str
+        A confirmatory task's name.
+
+    Returns
+    -------
+    str
+        "languages", "regression" or "in-context regression".
+
+    Raises
+    ------
+    KeyError
+        If ``task`` is not a confirmatory task.
+    """
+    return {design.name: FAMILIES[study] for study, design in confirmatory_tasks()}[task]
+
+
+@fill_doc
+def null_counts(positives: int, negatives: int) -> list[int]:
+    """The exact null distribution of the Mann-Whitney statistic U (pairs with the positive cell above the
+    negative one) as counts: entry u is the number of the C(positives + negatives, positives) equally likely
+    orderings of untied cells with U = u. They are the coefficients of the Gaussian binomial coefficient
+    ``prod_{i=1..m} (1 - x^(n+i)) / (1 - x^i)`` (m positives, n negatives), computed in exact integers.
+
+    Parameters
+    ----------
+    %(class_counts)s
+
+    Returns
+    -------
+    list of int
+        ``positives * negatives + 1`` counts, summing to C(positives + negatives, positives).
+
+    Raises
+    ------
+    ValueError
+        If a count is negative.
+    """
+    if positives < 0 or negatives < 0:
+        raise ValueError(f"positives and negatives must be >= 0, got {positives}, {negatives}")
+    size = positives * negatives + 1
+    counts = np.zeros(size, dtype=object)
+    counts[0] = 1
+    for i in range(1, positives + 1):
+        shift = negatives + i
+        if shift < size:
+            counts[shift:] = counts[shift:] - counts[:-shift]  # times (1 - x^(n+i))
+        for residue in range(i):
+            counts[residue::i] = np.cumsum(counts[residue::i])  # over (1 - x^i): exact, the quotient is a polynomial
+    return [int(c) for c in counts]
+
+
+@fill_doc
+def chance_auroc(positives: int, negatives: int, alpha: float = 0.05) -> float | None:
+    """The smallest AUROC (U over positives x negatives) at or above 0.5 whose exact two-sided Mann-Whitney p-value
+    (twice the smaller tail, at most 1) is below ``alpha``, cells independent and untied; None when none is
+    (too few cells).
+
+    Parameters
+    ----------
+    %(class_counts)s
+    alpha : float, optional
+        The level (default 0.05).
+
+    Returns
+    -------
+    float or None
+        The AUROC, or None.
+    """
+    if positives == 0 or negatives == 0:
+        return None
+    counts = null_counts(positives, negatives)
+    total = sum(counts)
+    total_pairs = positives * negatives
+    tail = 0
+    for u in range(
+        total_pairs, (total_pairs - 1) // 2, -1
+    ):  # P(U >= u) grows as u falls; by symmetry it is the smaller tail
+        tail += counts[u]
+        if Fraction(2 * tail, total) >= alpha:
+            return (u + 1) / total_pairs if u < total_pairs else None
+    return None
+
+
+@fill_doc
+def stratified_bootstrap(
+    scores: Mapping[str, NDArray[np.float64]],
+    labels: NDArray[np.bool_],
+    clusters: Sequence[str],
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of each score's AUROC and of the first score's AUROC minus each other's, cells
+    drawn with replacement within each cluster: per round, ``resamples`` resamples are drawn from
+    ``numpy.random.default_rng(seed)`` (cluster by cluster, a block of indices each), those without both labels
+    are dropped, and rounds follow until ``resamples`` are kept.
+
+    Parameters
+    ----------
+    scores : mapping of str to ndarray
+        Name -> each cell's score; the first is compared with the others.
+    labels : ndarray
+        The cells' labels (bool), both present.
+    clusters : sequence of str
+        Each cell's cluster.
+    resamples : int, optional
+        Resamples, >= 1 (default the registered 4000).
+    %(generator_seed)s
+
+    Returns
+    -------
+    dict of str to tuple of float
+        Name and ``"<first> - <other>"`` -> (low, high).
+    """
+    clusters = np.asarray(clusters)
+    labels = np.asarray(labels, dtype=bool)
+    members = [np.flatnonzero(clusters == c) for c in np.unique(clusters)]
+    names = list(scores)
+    rng = np.random.default_rng(seed)
+    kept: list[NDArray[np.int64]] = []
+    while sum(block.shape[0] for block in kept) < resamples:
+        index = np.concatenate([m[rng.integers(0, m.size, size=(resamples, m.size))] for m in members], axis=1)
+        positives = labels[index].sum(axis=1)
+        kept.append(index[(positives > 0) & (positives < index.shape[1])])
+    index = np.concatenate(kept)[:resamples]
+    drawn_labels = labels[index]
+    positives = drawn_labels.sum(axis=1)
+    negatives = index.shape[1] - positives
+    values = {}
+    for name in names:
+        ranks = scipy.stats.rankdata(scores[name][index], axis=1)  # ties share their mean rank
+        u = np.where(drawn_labels, ranks, 0.0).sum(axis=1) - positives * (positives + 1) / 2
+        values[name] = u / (positives * negatives)
+    for name in names[1:]:
+        values[f"{names[0]} - {name}"] = values[names[0]] - values[name]
+    return {key: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for key, v in values.items()}
+
+
+def breakdown(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> list[dict[str, Any]]:
+    """The splits of :data:`SPLITS` of the registered validation rows (module docstring).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        The registered rows: ``task``, ``optimiser``, ``cluster``, ``lag_helps``, ``balance``,
+        ``baseline_log_odds``.
+    resamples : int, optional
+        Bootstrap resamples (default the registered 4000).
+
+    Returns
+    -------
+    list of dict
+        Per split: ``split``, ``cells``, ``positives``, ``clusters``, ``chance_auroc``; with both labels also
+        ``auroc`` (``predictor``, ``baseline``) and ``interval`` (the two and ``predictor - baseline``).
+    """
+    out = []
+    for name, optimiser, family in SPLITS:
+        kept = [
+            row for row in rows if optimiser in (None, row["optimiser"]) and family in (None, family_of(row["task"]))
+        ]
+        labels = np.array([row["lag_helps"] for row in kept], dtype=bool)
+        positives = int(labels.sum())
+        entry: dict[str, Any] = {
+            "split": name,
+            "cells": len(kept),
+            "positives": positives,
+            "clusters": len({row["cluster"] for row in kept}),
+            "chance_auroc": chance_auroc(positives, len(kept) - positives),
+        }
+        if 0 < positives < len(kept):
+            scores = {
+                "predictor": np.array([row["balance"] for row in kept], dtype=np.float64),
+                "baseline": np.array([row["baseline_log_odds"] for row in kept], dtype=np.float64),
+            }
+            entry["auroc"] = {key: auroc(value, labels) for key, value in scores.items()}
+            intervals = stratified_bootstrap(scores, labels, [row["cluster"] for row in kept], resamples)
+            entry["interval"] = {key: list(value) for key, value in intervals.items()}
+        out.append(entry)
+    return out

@@ -1,0 +1,434 @@
+"""Parameter documentation shared by the experiments' functions, written once (SciPy's docfiller pattern).
+
+A numpydoc entry that several functions share (the same parameter, type and meaning) is written here once,
+in :data:`PARAMETERS`, and a docstring names it by a line ``%(key)s`` in its ``Parameters`` or ``Attributes``
+section; :func:`fill_doc`, applied to the function or class, puts the entry in place when the module is
+imported, so the API page, ``help()`` and the docstring tests read it whole. An entry written out in a
+docstring says something its shared form does not (``tests/test_docstrings.py`` finds verbatim repeats).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+Documented = TypeVar("Documented", bound=Callable[..., Any])
+
+PARAMETERS: Mapping[str, tuple[str, str]] = {
+    "alpha": (
+        "alpha : float",
+        "The level, in (0, 1).",
+    ),
+    "alphabet_size": (
+        "alphabet_size : int, optional",
+        "The number k of letters, >= 2.",
+    ),
+    "args": (
+        "args : argparse.Namespace",
+        "The parsed command line.",
+    ),
+    "arguments": (
+        "arguments : list of str, optional",
+        "The command line without the program's name (default ``sys.argv[1:]``).",
+    ),
+    "ax": (
+        "ax : matplotlib.axes.Axes",
+        "Where to draw.",
+    ),
+    "batch": (
+        "batch : object",
+        "A batch of :meth:`sample`, with or without a leading seed dimension.",
+    ),
+    "beta": (
+        "beta : torch.Tensor",
+        "(..., B, D), the task vectors.",
+    ),
+    "cap": (
+        "cap : float, optional",
+        "The task's cap (:func:`failure_cap`), computed if not given.",
+    ),
+    "cell": (
+        "cell : Cell",
+        "The cell.",
+    ),
+    "cell_name": (
+        "cell : str",
+        "A cell of the record.",
+    ),
+    "cell_schedule": (
+        "schedule : str",
+        "A schedule of the cell.",
+    ),
+    "class_counts": (
+        "positives, negatives : int",
+        "The numbers of positive and negative cells, >= 0.",
+    ),
+    "coefficients": (
+        "coefficients : sequence of float",
+        "The frozen baseline's three coefficients.",
+    ),
+    "command": (
+        "command : str",
+        "The command that writes the record, stored in it.",
+    ),
+    "comparison": (
+        "comparison : Comparison",
+        "An adjusted comparison of a schedule against joint.",
+    ),
+    "config": (
+        "config : TrainingConfig",
+        "The scales and the attention's initialisation.",
+    ),
+    "confirmatory_cell": (
+        "cell : ConfirmatoryCell",
+        "The cell.",
+    ),
+    "confirmatory_schedule": (
+        "schedule : str",
+        '"joint" or "lag".',
+    ),
+    "counts": (
+        "counts : torch.Tensor",
+        "float64 (..., B), the context sizes m >= 1.",
+    ),
+    "d": (
+        "d : array_like",
+        "1-d per-seed differences, at least 2, finite (as :func:`compare` passes them; not checked here).",
+    ),
+    "design": (
+        "design : TaskDesign",
+        "The task.",
+    ),
+    "device": (
+        "device : str, optional",
+        "Where the engine trains.",
+    ),
+    "dfa": (
+        "dfa : DFA",
+        "The language, over an alphabet of at least 2 symbols.",
+    ),
+    "dim": (
+        "dim : int",
+        "The input dimension D, >= 1.",
+    ),
+    "dim_optional": (
+        "dim : int, optional",
+        "The input dimension D, >= 1.",
+    ),
+    "effect_digits": (
+        "digits : int, optional",
+        "Decimals of the effect and its interval.",
+    ),
+    "engine_seeds": (
+        "seeds : sequence of int",
+        "Distinct integers >= 0.",
+    ),
+    "engine_task": (
+        "task : Task",
+        "An engine task with parameters in both groups.",
+    ),
+    "execute": (
+        "execute : callable",
+        "How the units run (:data:`Execute`).",
+    ),
+    "exploratory_seeds": (
+        "seeds : sequence of int, optional",
+        "Distinct integers >= 0 (default 0 to 29).",
+    ),
+    "features": (
+        'features : {"tokens", "bigram", "cyclic-bigram"}',
+        "The feature kind.",
+    ),
+    "folder": (
+        "folder : pathlib.Path, optional",
+        "Where the committed records live (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).",
+    ),
+    "grid": (
+        "grid : mapping",
+        "The grid stage's record.",
+    ),
+    "generator_seed": (
+        "seed : int, optional",
+        "The generator's seed (default 0).",
+    ),
+    "grid_optimiser": (
+        "optimiser : str",
+        'A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").',
+    ),
+    "increasing_lengths": (
+        "lengths : sequence of int",
+        "Strictly increasing lengths >= 1.",
+    ),
+    "inputs": (
+        "inputs : torch.Tensor",
+        "(..., B, M, D), zero on padding.",
+    ),
+    "key_query": (
+        "key_query : torch.Tensor",
+        "K (..., D+1, D), any leading (schedule, seed) dimensions.",
+    ),
+    "label": (
+        "label : {1, -1}",
+        "+1 (in the language) or -1 (outside).",
+    ),
+    "labels": (
+        "labels : torch.Tensor",
+        "(..., B, M), zero on padding.",
+    ),
+    "language_task": (
+        "task : LanguageTask",
+        "The language task (its DFA, features and position scores).",
+    ),
+    "languages_record": (
+        "record : mapping",
+        "The languages record.",
+    ),
+    "length": (
+        "length : int",
+        "The length, >= 1.",
+    ),
+    "lengths": (
+        "lengths : sequence of int",
+        "A non-empty sequence of lengths >= 1.",
+    ),
+    "log_ratio": (
+        "log_ratio : array_like",
+        "log10 of the attention/output step-size ratio of each cell.",
+    ),
+    "log_scale": (
+        "log_scale : array_like",
+        "log10 of the readout scale of each cell.",
+    ),
+    "marker": (
+        "marker : float, optional",
+        "The marker kappa, finite and > 0.",
+    ),
+    "mask_lengths": (
+        "lengths : torch.Tensor",
+        "(B,), the number of True entries of each mask row.",
+    ),
+    "min_context": (
+        "min_context : int",
+        "The smallest context size, >= 1.",
+    ),
+    "model": (
+        "model : ShallowTransformer",
+        "A linear-readout model of this task (as ``task.model()`` builds it).",
+    ),
+    "moments": (
+        "moments : bool, optional",
+        "Whether to compute the moment matrices.",
+    ),
+    "n": (
+        "n : int",
+        "The number of pairs, >= 2.",
+    ),
+    "optimiser": (
+        'optimiser : {"sgd", "adam"}',
+        "The optimiser.",
+    ),
+    "pair_mask": (
+        "mask : torch.Tensor",
+        "bool (..., B, M), True on the real pairs.",
+    ),
+    "parse": (
+        "parse : argparse.ArgumentParser",
+        "Its parser.",
+    ),
+    "predictor_seeds": (
+        "seeds : sequence of int, optional",
+        "Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).",
+    ),
+    "progress": (
+        "progress : callable, optional",
+        "Called with 1 after every step.",
+    ),
+    "prompt_batch": (
+        "batch : PromptBatch",
+        "The prompts (B, M, D), without a seed dimension.",
+    ),
+    "prompt_batch_seeded": (
+        "batch : PromptBatch",
+        "The prompts, with or without a seed dimension.",
+    ),
+    "prompt_query": (
+        "query : torch.Tensor",
+        "(..., B, D).",
+    ),
+    "query": (
+        "query : torch.Tensor",
+        "q (..., D), any leading (schedule, seed) dimensions.",
+    ),
+    "query_label": (
+        "query_label : torch.Tensor",
+        "(..., B).",
+    ),
+    "record": (
+        "record : mapping",
+        "A study record (:mod:`lagtheory.experiments.exploratory.records`).",
+    ),
+    "record_task": (
+        "task : str",
+        "A task of the record.",
+    ),
+    "records": (
+        "records : mapping of str to mapping",
+        "Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).",
+    ),
+    "resamples": (
+        "resamples : int, optional",
+        "Bootstrap draws, an integer >= 100.",
+    ),
+    "result": (
+        "result : CellResult",
+        "The cell's runs.",
+    ),
+    "rng": (
+        "rng : numpy.random.Generator or list of numpy.random.Generator",
+        "One generator, or a non-empty list of them (one per seed).",
+    ),
+    "row_params": (
+        "params : mapping of str to torch.Tensor",
+        "``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.",
+    ),
+    "s": (
+        "s : array_like or None",
+        "The position scores (:func:`position_scores`; None or ignored without them), finite.",
+    ),
+    "schedule": (
+        "schedule : str",
+        "The schedule compared with joint.",
+    ),
+    "schedule_optional": (
+        "schedule : str, optional",
+        "The schedule compared with joint.",
+    ),
+    "schedule_params": (
+        "params : mapping of str to torch.Tensor",
+        "The parameters, each with leading (schedule, seed) dimensions.",
+    ),
+    "seeds": (
+        "seeds : sequence of int",
+        "The seeds.",
+    ),
+    "sequence_setting": (
+        "train_min, train_max, test_sizes, test_size, test_seed",
+        "As in :class:`~lagtheory.experiments.tasks.sequences.driver.SequenceSetting` (context sizes).",
+    ),
+    "stage": (
+        "stage : str",
+        "One of :data:`STAGES`.",
+    ),
+    "step_size": (
+        "step_size : float",
+        "eta, finite and > 0.",
+    ),
+    "study": (
+        "study : str",
+        "The study's name.",
+    ),
+    "task_name": (
+        "task : str",
+        "The task.",
+    ),
+    "task_optional": (
+        "task : Task, optional",
+        "The engine task, if already built.",
+    ),
+    "text": (
+        "text : str",
+        "The page's text.",
+    ),
+    "the_study": (
+        "the_study : Study",
+        "The study.",
+    ),
+    "theta_u": (
+        "theta, u : array_like",
+        "(models, d) or (d,), finite.",
+    ),
+    "token_dim": (
+        "dim : int",
+        "The token dimension D, >= 2.",
+    ),
+    "token_mask": (
+        "mask : torch.Tensor",
+        "bool (B, N).",
+    ),
+    "tokens": (
+        "tokens : torch.Tensor",
+        "float64 (B, N, D).",
+    ),
+    "units": (
+        "units : mapping of str to object",
+        "Unit name -> payload.",
+    ),
+    "value": (
+        "value : torch.Tensor",
+        "w (..., D+1), the same leading dimensions.",
+    ),
+}
+"""Key -> (the entry's first line, ``name : type``; its description), in the book's numpydoc form."""
+
+PLACEHOLDER = re.compile(r"^(?P<indent>[ ]*)%\((?P<key>\w+)\)s[ ]*$", re.MULTILINE)
+"""A line that is only ``%(key)s`` (its indentation kept)."""
+
+
+def entry(key: str, indent: str = "") -> str:
+    """The numpydoc entry ``key`` of :data:`PARAMETERS`: its first line at ``indent``, its description four
+    spaces deeper.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`PARAMETERS`.
+    indent : str, optional
+        The indentation of the entry's first line (default none).
+
+    Returns
+    -------
+    str
+        The entry, two lines.
+
+    Raises
+    ------
+    KeyError
+        If ``key`` is not a key of :data:`PARAMETERS`.
+
+    Examples
+    --------
+    >>> print(entry("cell_name", "    "))
+        cell : str
+            A cell of the record.
+    """
+    header, description = PARAMETERS[key]
+    return f"{indent}{header}\n{indent}    {description}"
+
+
+def fill_doc(documented: Documented) -> Documented:
+    """Put the shared entries of :data:`PARAMETERS` in place of the ``%(key)s`` lines of a function's or
+    class's docstring.
+
+    Parameters
+    ----------
+    documented : callable
+        A function or class whose docstring names shared entries.
+
+    Returns
+    -------
+    callable
+        ``documented`` itself, its ``__doc__`` filled.
+
+    Raises
+    ------
+    KeyError
+        If a ``%(key)s`` line names no entry of :data:`PARAMETERS` (at import: a misspelt key fails at once).
+    ValueError
+        If the docstring names no shared entry (the decorator would do nothing).
+    """
+    text = documented.__doc__ or ""
+    if not PLACEHOLDER.search(text):
+        raise ValueError(f"{documented.__qualname__}'s docstring names no shared entry: drop @fill_doc")
+    documented.__doc__ = PLACEHOLDER.sub(lambda match: entry(match["key"], match["indent"]), text)
+    return documented

@@ -1,0 +1,76 @@
+"""Where the experiments read and write: one home for every path.
+
+Every path is relative to the working directory, which is the repository root when a study runs
+(the package may be installed as a wheel, far from any checkout). The committed records live under
+:data:`BOOK_DATA`; the chapters read them and no command writes there unless asked to (``--output``
+naming a file there, and ``--overwrite`` where it exists). ``python -m lagtheory.experiments.run``
+writes to :data:`RUNS` by default, a folder git ignores, and never replaces an existing record without
+``--overwrite``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .parameters import fill_doc
+
+BOOK_DATA = Path("book") / "data"
+"""The committed records, ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
+(:data:`CONFIRMATORY_RECORDS`), the predictor's files and the registration hash."""
+RUNS = Path("runs")
+"""The default output folder of the command, ignored by git, holding ``summary_<study>.json`` and
+``confirmatory/<stage>.json``, each with its folder of finished units."""
+CONFIRMATORY_RUNS = RUNS / "confirmatory"
+"""Where the confirmatory stages write their records by default (``<stage>.json``)."""
+CONFIRMATORY_RECORDS = BOOK_DATA / "confirmatory"
+"""The committed confirmatory records (``<stage>.json.gz``) and their analyses."""
+REGISTRATION_PAGE = Path("book") / "registration.md"
+"""The page whose registered section is hashed."""
+REGISTRATION_HASH = BOOK_DATA / "registration.sha256"
+"""The file holding the registered confirmatory section's SHA-256."""
+REGISTRATION_TRANSFORMER_HASH = BOOK_DATA / "registration_transformer.sha256"
+"""The file holding the registered transformer section's SHA-256 (issue 32)."""
+PREDICTOR_EXPLORATORY = BOOK_DATA / "predictor_exploratory.json"
+"""The registered predictor's evaluation on the exploratory records."""
+PREDICTOR_PREDICTIONS = BOOK_DATA / "predictor_predictions.json"
+"""The registered predictor's predictions for the validation cells, committed before they ran."""
+PREDICTOR_TRANSFORMER = BOOK_DATA / "predictor_transformer.json"
+"""The registered predictor's predictions for the standard transformer's validation cells."""
+PREDICTOR_SUCCESSOR = BOOK_DATA / "predictor_successor.json"
+"""The exploratory successor predictor's margins and scores on the validation cells."""
+WINDOW_SENSITIVITY = BOOK_DATA / "window_sensitivity.json"
+"""The record of outcome (c)'s Monte Carlo error (its verdicts over generator seeds and resamples)."""
+
+
+@fill_doc
+def record_path(study: str, folder: Path = BOOK_DATA) -> Path:
+    """The record of a study: ``<folder>/summary_<study>.json``.
+
+    Parameters
+    ----------
+    %(study)s
+    folder : pathlib.Path, optional
+        The folder (default :data:`BOOK_DATA`, the committed record; the command writes under :data:`RUNS`).
+
+    Returns
+    -------
+    pathlib.Path
+        The record's path (whether or not it exists).
+    """
+    return folder / f"summary_{study}.json"
+
+
+def units_folder(record: Path) -> Path:
+    """Where a run writes the finished units of ``record``: ``<record without .json>.units`` beside it.
+
+    Parameters
+    ----------
+    record : pathlib.Path
+        The record's path.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder of its units.
+    """
+    return record.with_name(record.name.removesuffix(".json") + ".units")

@@ -1,0 +1,60 @@
+"""The explore page (book/explore.ipynb) holds its checks for other numbers than its own (issue 34).
+
+A teacher changes the parameters cell and runs every cell; each check there states a theorem for any
+valid values. Here the page runs with three other parameter sets, replacing its parameters cell (tagged
+``parameters``): longer and shorter geometric lengths, power-law lengths, step sizes above and below the
+phase boundary. Every cell must run without error, and between them the sets must reach both branches of
+the recognition cell (t1 > 1 and t1 < 1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import conftest as session  # the repository's root conftest.py: kernels start one at a time
+
+EXPLORE = Path(__file__).resolve().parents[1] / "book" / "explore.ipynb"
+HEADER = "from lagtheory import Geometric, PowerLaw  # the two families of lengths\n\n"
+OTHER_NUMBERS = {
+    "short lengths, above the boundary": "LENGTHS = Geometric(4.0)\nETA1 = 0.5\nETA2 = 300.0\nETA3 = 2.0\nSTEPS3 = 10\nGRID = 5\n",
+    "long lengths, below the boundary": "LENGTHS = Geometric(40.0)\nETA1 = 2.0\nETA2 = 30.0\nETA3 = 4.0\nSTEPS3 = 10\nGRID = 5\n",
+    "power-law lengths, above the boundary": "LENGTHS = PowerLaw(3.0)\nETA1 = 1.0\nETA2 = 400.0\nETA3 = 1.0\nSTEPS3 = 10\nGRID = 5\n",
+}
+
+
+def run_with(parameters: str) -> str:
+    """Everything the page prints when run with ``parameters`` in place of its parameters cell."""
+    notebook = nbformat.read(EXPLORE, as_version=4)
+    (cell,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    cell.source = HEADER + parameters
+    with session.kernel_start_turn():
+        NotebookClient(
+            notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(EXPLORE.parent)}}
+        ).execute()
+    return "".join(
+        "".join(output.get("text", "")) for c in notebook.cells if c.cell_type == "code" for output in c.outputs
+    )
+
+
+@pytest.fixture(scope="module")
+def printed() -> dict[str, str]:
+    return {name: run_with(parameters) for name, parameters in OTHER_NUMBERS.items()}
+
+
+@pytest.mark.parametrize("name", OTHER_NUMBERS)
+def test_the_page_runs_and_checks_with_other_numbers(printed, name):
+    assert "every pair above the curve does" in printed[name]
+
+
+def test_the_other_numbers_reach_both_sides_of_the_boundary(printed):
+    assert any("> 1: recognised" in text for text in printed.values())
+    assert any("< 1:" in text for text in printed.values())
+
+
+def test_a_value_out_of_range_is_refused_by_name():
+    with pytest.raises(Exception, match="ETA3 must be at most 4"):
+        run_with("LENGTHS = Geometric(10.0)\nETA1 = 1.0\nETA2 = 150.0\nETA3 = 5.0\nSTEPS3 = 20\nGRID = 9\n")

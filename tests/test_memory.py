@@ -1,0 +1,283 @@
+"""No public call can exhaust memory (issue 33): each estimates its memory before it allocates and
+refuses with a ValueError naming the argument that drives it when the estimate exceeds its
+``memory_budget`` (lagtheory.memory.MEMORY_BUDGET, 1 GiB, by default).
+
+Three kinds of test: the calls that once died with a bare MemoryError (or would), run in a
+subprocess under a 4 GiB address-space limit, must be refused clearly within seconds; a refusal
+allocates (almost) nothing; and the estimates are upper bounds, so a call let through by a budget
+stays within it (tracemalloc's peak)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from lagtheory import BinomialCount, Data, Geometric, PowerLaw, UniformCount, pooled_weight, population
+from lagtheory.attention_step import attention_factor, first_marker_factor, mean_b_fraction
+from lagtheory.memory import MEMORY_BUDGET, check_memory_budget, size_text
+from lagtheory.sampled import DataSampler
+from lagtheory.schedules import output_only, step_plan
+
+LIMIT = 4 * 2**30
+
+# Each call: (name, source, the words its message must hold). The first three are the issue's.
+HUGE_CALLS = [
+    (
+        "issue: exact sum of 3.8e7 strings, tail auto",
+        "population((0, 0), (-30, 3000), Data(PowerLaw(3), UniformCount(), tol=2e-5))",
+        ["tol = 2e-05", "memory_budget", "tol >= "],
+    ),
+    (
+        "issue: exact sum of 3.8e7 strings, tail bounded",
+        "population((0, 0), (-30, 3000), Data(PowerLaw(3), UniformCount(), tol=2e-5), tail='bounded')",
+        ["tol = 2e-05", "memory_budget", "tol >= "],
+    ),
+    (
+        "issue: expansion at u = (-30, 3e5), tol = 1000",
+        "population((0, 0), (-30, 3e5), Data(PowerLaw(3), UniformCount(), tol=1000), tail='expanded')",
+        ["|u_b - u_a| <= ", "no tol at this u"],
+    ),
+    (
+        "a count table of 1e10 rows",
+        "UniformCount().table(np.array([10**5] * 10**5))",
+        ["lengths", "memory_budget"],
+    ),
+    ("1e10 geometric draws", "Geometric(10).sample(10**10, np.random.default_rng(0), 1e-6)", ["size <= "]),
+    (
+        "a batch of 1e10 strings",
+        "DataSampler(Data(Geometric(10))).sample(10**10, np.random.default_rng(0))",
+        ["batch_size <= "],
+    ),
+    (
+        "a broadcast of 1e10 pooled weights",
+        "pooled_weight(np.arange(1.0, 1e5)[:, None], 1, np.zeros(10**5))",
+        ["broadcast", "memory_budget"],
+    ),
+    ("a run of 1e9 steps", "run_schedule(output_only(10**9, 0.1), Data(Geometric(10)))", ["steps"]),
+    (
+        "a model of 1e12 parameters",
+        "ShallowTransformer(10**6, 'ffn', 10**6)",
+        ["vocab_size = 1000000", "hidden = 1000000"],
+    ),
+    (
+        "the attention factor at tol 1e-9 with binomial counts",
+        "attention_factor((-1.0, 1.0), Data(PowerLaw(3), BinomialCount(0.3), tol=1e-9))",
+        ["tol = 1e-09", "tol >= "],
+    ),
+]
+
+SCRIPT = """
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+import numpy as np
+from lagtheory import BinomialCount, Data, Geometric, PowerLaw, ShallowTransformer, UniformCount, pooled_weight, population
+from lagtheory.attention_step import attention_factor
+from lagtheory.population_gd import run_schedule
+from lagtheory.sampled import DataSampler
+from lagtheory.schedules import output_only
+results = []
+for source in json.loads(sys.argv[1]):
+    start = time.monotonic()
+    try:
+        eval(source)
+        outcome = ("returned", "")
+    except BaseException as error:
+        outcome = (type(error).__name__, str(error))
+    results.append([*outcome, time.monotonic() - start])
+print(json.dumps(results))
+"""
+
+
+def test_the_huge_calls_are_refused_clearly_within_seconds_under_a_4_gib_address_space():
+    script = textwrap.dedent(SCRIPT.format(limit=LIMIT))
+    sources = [source for _, source, _ in HUGE_CALLS]
+    completed = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(sources)], capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    results = json.loads(completed.stdout.splitlines()[-1])
+    for (name, _, words), (kind, message, seconds) in zip(HUGE_CALLS, results, strict=True):
+        assert kind == "ValueError", (name, kind, message)  # never a bare MemoryError, never a result
+        assert "more than memory_budget" in message or "fit" in message, (name, message)
+        for word in words:
+            assert word in message, (name, word, message)
+        assert seconds < 30, (name, seconds)  # measured: under 10 s on a loaded 2-core machine
+
+
+def test_the_expansion_message_names_the_width_not_only_tol():
+    # issue 33: at u = (-30, 3e5) the message said "use a larger tol" even at tol = 1000; the limit is |u_b - u_a|
+    with pytest.raises(ValueError, match=r"\|u_b - u_a\| <= \d") as caught:
+        population((0, 0), (-30, 3e5), Data(PowerLaw(3), UniformCount(), tol=1000), tail="expanded")
+    assert "use a larger tol" not in str(caught.value)
+
+
+def test_a_refusal_allocates_almost_nothing():
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="memory_budget"):
+            population((0, 0), (-30, 3000), Data(PowerLaw(3), UniformCount(), tol=2e-5))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6
+
+
+def test_the_smallest_tol_named_is_the_one_from_which_the_sum_fits():
+    data = Data(PowerLaw(3), UniformCount(), tol=2e-5)
+    with pytest.raises(ValueError, match=r"tol >= ([0-9.e+-]+) here") as caught:
+        population((0, 0), (-30, 3000), data)
+    named = float(caught.value.args[0].split("tol >= ")[1].split(" ")[0])
+    # at the tol named (rounded up) the call fits and runs; a third of it is refused again
+    assert population((0, 0), (-30, 3000), Data(PowerLaw(3), UniformCount(), tol=named * 1.05)).tail == "bounded"
+    with pytest.raises(ValueError, match="memory_budget"):
+        population((0, 0), (-30, 3000), Data(PowerLaw(3), UniformCount(), tol=named / 3))
+
+
+BUDGET = 48 * 2**20
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        (
+            "uniform sum",
+            lambda tol: population(
+                (0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(3), "uniform", tol=tol), tail="bounded", memory_budget=BUDGET
+            ),
+        ),
+        (
+            "binomial sum",
+            lambda tol: population(
+                (0.0, 0.5),
+                (-1.0, 2.0),
+                Data(PowerLaw(3), BinomialCount(0.3), tol=tol),
+                tail="bounded",
+                memory_budget=BUDGET,
+            ),
+        ),
+        (
+            "one-b sum",
+            lambda tol: population(
+                (0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(2.2), tol=tol), tail="bounded", memory_budget=BUDGET
+            ),
+        ),
+        (
+            "expansion",
+            lambda tol: population(
+                (0.0, 0.5), (-3.0, 18.0), Data(PowerLaw(3), "uniform", tol=tol), tail="expanded", memory_budget=BUDGET
+            ),
+        ),
+        (
+            "attention factor",
+            lambda tol: attention_factor((-1.0, 1.0), Data(PowerLaw(3), "uniform", tol=tol), memory_budget=BUDGET),
+        ),
+        (
+            "mean b-fraction",
+            lambda tol: mean_b_fraction(Data(PowerLaw(2.5), BinomialCount(0.3), tol=tol), memory_budget=BUDGET),
+        ),
+    ],
+)
+def test_a_call_let_through_stays_within_its_budget(name, call):
+    """The tightest tol the budget lets through (found by halving tol until refused) runs within
+    the budget: the estimates are upper bounds."""
+    call(1e-2)  # warm-up: what a first call allocates once (imports, caches), whatever ran before
+    tol, allowed = 1e-2, None
+    while tol > 1e-16:
+        try:
+            tracemalloc.start()
+            call(tol)
+            allowed = (tol, tracemalloc.get_traced_memory()[1])
+        except ValueError as error:
+            assert "memory_budget" in str(error), error
+            break
+        finally:
+            tracemalloc.stop()
+        tol /= 2
+    assert allowed is not None and tol > 1e-16, name  # some tol fits and a smaller one is refused
+    assert allowed[1] <= BUDGET, (name, allowed, size_text(allowed[1]))
+
+
+PEAK = """
+import sys, tracemalloc
+import numpy as np
+from lagtheory import Data, Geometric, PowerLaw
+from lagtheory.attention_step import first_marker_factor
+from lagtheory.population_gd import run_schedule
+from lagtheory.sampled import DataSampler
+from lagtheory.schedules import output_only
+rng = np.random.default_rng(0)
+warm_up, measured = sys.argv[1], sys.argv[2]
+exec(warm_up)  # what a first call allocates once (imports, caches)
+tracemalloc.start()
+exec(measured)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+def peak_in_a_fresh_process(warm_up: str, measured: str) -> int:
+    """tracemalloc's peak of ``measured`` in a new interpreter, after ``warm_up``: no other test's threads or
+    caches in the process (in a full run they made the peak depend on what ran before)."""
+    completed = subprocess.run(
+        [sys.executable, "-c", PEAK, warm_up, measured], capture_output=True, text=True, timeout=300, check=True
+    )
+    return int(completed.stdout.split()[-1])
+
+
+def test_first_marker_factor_stays_within_its_budget():
+    # its time grows like N^2, so only a short sum: N = 1355 lengths at tol 1e-8 for PowerLaw(3.5)
+    budget = 64 * 1400
+    call = f"first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol={{}}, memory_budget={budget})"
+    assert peak_in_a_fresh_process(call.format(1e-2), call.format(1e-8)) <= budget
+    with pytest.raises(ValueError, match=r"set by tol = 1e-08\).*tol >= "):
+        first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol=1e-8, memory_budget=budget // 2)
+
+
+def test_draws_batches_and_steps_stay_within_their_budgets():
+    for size in (10**5, 10**6):
+        budget = 40 * size  # DRAW_BYTES = 32 a draw, with the support of PowerLaw(2.5) at 1e-6 (49 kB)
+        call = f"PowerLaw(2.5).sample({{}}, rng, 1e-6, memory_budget={budget})"
+        assert peak_in_a_fresh_process(call.format(10), call.format(size)) <= budget
+    budget = 8 * 2**20
+    sampler = f"sampler = DataSampler(Data(PowerLaw(2.5), 'uniform', tol=1e-4), memory_budget={budget})"
+    measured = "for _ in range(5):\n    sampler.sample(20_000, rng)"
+    assert peak_in_a_fresh_process(f"{sampler}\nsampler.sample(10, rng)", measured) <= budget
+    with pytest.raises(ValueError, match="batch_size <= "):
+        DataSampler(Data(PowerLaw(2.5), "uniform", tol=1e-4), memory_budget=budget).sample(
+            10**6, np.random.default_rng(0)
+        )
+    steps = 2000
+    call = "run_schedule(output_only({}, 0.1), Data(Geometric(10), tol=1e-6), memory_budget=" + str(steps * 1100) + ")"
+    assert peak_in_a_fresh_process(call.format(2), call.format(steps)) <= steps * 1100
+    with pytest.raises(ValueError, match="a run of 2e\\+03 steps"):
+        step_plan([output_only(steps, 0.1)], memory_budget=1000)
+
+
+def test_pooled_weights_broadcast_within_the_budget():
+    n = np.arange(1.0, 3001.0)[:, None]
+    budget = 96 * n.size * 300
+    pooled_weight(n[:2], 1, np.zeros(2))  # warm-up
+    tracemalloc.start()
+    pooled_weight(n, 1, np.linspace(-1, 1, 300), memory_budget=budget)
+    assert tracemalloc.get_traced_memory()[1] <= budget
+    tracemalloc.stop()
+    with pytest.raises(ValueError, match="broadcast to the shape"):
+        pooled_weight(n, 1, np.linspace(-1, 1, 300), memory_budget=budget // 2)
+
+
+@pytest.mark.parametrize("bad", [0, -1, math.inf, math.nan, "1GB", True])
+def test_a_bad_memory_budget_is_refused_naming_it(bad):
+    with pytest.raises((ValueError, TypeError), match="memory_budget"):
+        check_memory_budget(bad)
+    with pytest.raises((ValueError, TypeError), match="memory_budget"):
+        population((0, 0), (0, 0), Data(Geometric(10)), memory_budget=bad)
+
+
+def test_the_default_budget_is_one_gib():
+    assert MEMORY_BUDGET == 2**30
