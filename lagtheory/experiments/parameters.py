@@ -40,6 +40,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "batch : object",
         "A batch of :meth:`sample`, with or without a leading seed dimension.",
     ),
+    "batched_params": (
+        "params : mapping of str to torch.Tensor",
+        "Name -> (rows, seeds, ...).",
+    ),
     "beta": (
         "beta : torch.Tensor",
         "(..., B, D), the task vectors.",
@@ -80,6 +84,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "config : TrainingConfig",
         "The scales and the attention's initialisation.",
     ),
+    "configuration_record": (
+        "record : mapping",
+        "The transformer pilot's configuration stage's record.",
+    ),
     "confirmatory_cell": (
         "cell : ConfirmatoryCell",
         "The cell.",
@@ -92,6 +100,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "counts : torch.Tensor",
         "float64 (..., B), the context sizes m >= 1.",
     ),
+    "curves": (
+        "curves : ndarray",
+        "float64 (..., points).",
+    ),
     "d": (
         "d : array_like",
         "1-d per-seed differences, at least 2, finite (as :func:`compare` passes them; not checked here).",
@@ -99,6 +111,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "design": (
         "design : TaskDesign",
         "The task.",
+    ),
+    "design_file": (
+        "path : pathlib.Path, optional",
+        "The transformer study's design file (default :data:`~lagtheory.experiments.confirmatory.transformer.DESIGN_FILE`).",
     ),
     "device": (
         "device : str, optional",
@@ -144,13 +160,13 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "folder : pathlib.Path, optional",
         "Where the committed records live (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).",
     ),
-    "grid": (
-        "grid : mapping",
-        "The grid stage's record.",
-    ),
     "generator_seed": (
         "seed : int, optional",
         "The generator's seed (default 0).",
+    ),
+    "grid": (
+        "grid : mapping",
+        "The grid stage's record.",
     ),
     "grid_optimiser": (
         "optimiser : str",
@@ -236,9 +252,17 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "parse : argparse.ArgumentParser",
         "Its parser.",
     ),
+    "pilot_rows": (
+        "rows : mapping",
+        "Row key -> row (:func:`~lagtheory.experiments.confirmatory.transformer.pilot_rows`).",
+    ),
     "predictor_seeds": (
         "seeds : sequence of int, optional",
         "Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).",
+    ),
+    "probe_words": (
+        "words : ndarray",
+        "int64 (words, n).",
     ),
     "progress": (
         "progress : callable, optional",
@@ -276,6 +300,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "records : mapping of str to mapping",
         "Study name -> exploratory record (:func:`~lagtheory.experiments.exploratory.records.load_exploratory`).",
     ),
+    "registration_page": (
+        "page : pathlib.Path, optional",
+        "The registration page (default :data:`~lagtheory.experiments.paths.REGISTRATION_PAGE`).",
+    ),
     "resamples": (
         "resamples : int, optional",
         "Bootstrap draws, an integer >= 100.",
@@ -307,6 +335,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "schedule_params": (
         "params : mapping of str to torch.Tensor",
         "The parameters, each with leading (schedule, seed) dimensions.",
+    ),
+    "section": (
+        "section : str, optional",
+        'A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"confirmatory"``).',
     ),
     "seeds": (
         "seeds : sequence of int",
@@ -348,6 +380,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "theta, u : array_like",
         "(models, d) or (d,), finite.",
     ),
+    "timed_task": (
+        "task : LanguageRuns or TransformerLanguageRuns",
+        "The task.",
+    ),
     "token_dim": (
         "dim : int",
         "The token dimension D, >= 2.",
@@ -359,6 +395,14 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "tokens": (
         "tokens : torch.Tensor",
         "float64 (B, N, D).",
+    ),
+    "transformer_design": (
+        "design : mapping",
+        "The registered transformer design (:func:`~lagtheory.experiments.confirmatory.transformer.load_design`).",
+    ),
+    "transformer_setting": (
+        "setting : TransformerSetting",
+        "The data, tests and architecture.",
     ),
     "units": (
         "units : mapping of str to object",

@@ -110,8 +110,7 @@ def registered_section(text: str, section: str = "confirmatory") -> str:
     Parameters
     ----------
     %(text)s
-    section : str, optional
-        A key of :data:`SECTIONS` (default the confirmatory study's).
+    %(section)s
 
     Returns
     -------
@@ -148,8 +147,7 @@ def registration_hash(text: str, section: str = "confirmatory") -> str:
     Parameters
     ----------
     %(text)s
-    section : str, optional
-        A key of :data:`SECTIONS`.
+    %(section)s
 
     Returns
     -------
@@ -166,6 +164,7 @@ def registration_hash(text: str, section: str = "confirmatory") -> str:
     return hashlib.sha256(registered_section(text, section).encode("utf-8")).hexdigest()
 
 
+@fill_doc
 def page_hash(path: str | Path = REGISTRATION_PAGE, section: str = "confirmatory") -> str:
     """:func:`registration_hash` of the section ``section`` of the page at ``path``.
 
@@ -173,8 +172,7 @@ def page_hash(path: str | Path = REGISTRATION_PAGE, section: str = "confirmatory
     ----------
     path : str or pathlib.Path, optional
         The page (default ``book/registration.md``).
-    section : str, optional
-        A key of :data:`SECTIONS`.
+    %(section)s
 
     Returns
     -------

@@ -76,6 +76,7 @@ from ..exploratory.transformer_pilot import (
     training_at,
     unit_payload,
 )
+from ..parameters import fill_doc
 from ..paths import REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
 from ..statistics.power import mcnemar_power, smallest_n, window_accuracy
 from ..tasks.transformer.task import TransformerSetting
@@ -230,14 +231,14 @@ def recognised_at(values: Mapping[str, Sequence], index: int) -> np.ndarray:
     return np.array([flags[index] for flags in values["recognised_at"]], dtype=bool)
 
 
+@fill_doc
 def tuned(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The tuned configurations of one language from its pilot rows (module docstring): ``joint`` (rate),
     ``lag`` (rate, warm-up fraction), ``shared_rate``, and each with its criterion.
 
     Parameters
     ----------
-    rows : mapping
-        Row key -> row (:func:`pilot_rows`).
+    %(pilot_rows)s
 
     Returns
     -------
@@ -261,14 +262,14 @@ def tuned(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+@fill_doc
 def gate(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The fit gate of one language (module docstring): the largest share of seeds recognising at N0 over the
     rows, the row reaching it, and whether it is at least :data:`GATE_SHARE`.
 
     Parameters
     ----------
-    rows : mapping
-        Row key -> row (:func:`pilot_rows`).
+    %(pilot_rows)s
 
     Returns
     -------
@@ -312,7 +313,20 @@ def variant_rows(rows: Mapping[str, Mapping[str, Any]], choice: Mapping[str, Any
 
 
 def lag_key(rate: float, warm_fraction: float) -> str:
-    """The row key of lag at ``rate`` and ``warm_fraction``."""
+    """The row key of lag at ``rate`` and ``warm_fraction``.
+
+    Parameters
+    ----------
+    rate : float
+        Adam's base rate.
+    warm_fraction : float
+        Lag's warm-up, a fraction of the budget T.
+
+    Returns
+    -------
+    str
+        ``lag rate=<rate> warm=<warm_fraction>`` (both as ``%g`` writes them).
+    """
     return f"lag rate={rate:g} warm={warm_fraction:g}"
 
 
@@ -499,13 +513,13 @@ def design_text(design: Mapping[str, Any]) -> str:
     return json.dumps(design, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
+@fill_doc
 def design_hash(path: Path = DESIGN_FILE) -> str:
     """SHA-256 of the design file's bytes.
 
     Parameters
     ----------
-    path : pathlib.Path, optional
-        The design file.
+    %(design_file)s
 
     Returns
     -------
@@ -515,13 +529,13 @@ def design_hash(path: Path = DESIGN_FILE) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+@fill_doc
 def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     """The design file's SHA-256 as the registered transformer section quotes it.
 
     Parameters
     ----------
-    page : pathlib.Path, optional
-        The registration page.
+    %(registration_page)s
 
     Returns
     -------
@@ -539,15 +553,14 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     return found[0]
 
 
+@fill_doc
 def load_design(path: Path = DESIGN_FILE, page: Path = REGISTRATION_PAGE) -> dict[str, Any]:
     """The registered design, refused unless its SHA-256 is the one the registered section quotes.
 
     Parameters
     ----------
-    path : pathlib.Path, optional
-        The design file.
-    page : pathlib.Path, optional
-        The registration page.
+    %(design_file)s
+    %(registration_page)s
 
     Returns
     -------
@@ -568,14 +581,14 @@ def load_design(path: Path = DESIGN_FILE, page: Path = REGISTRATION_PAGE) -> dic
 # -- the runs ------------------------------------------------------------------------------------------
 
 
+@fill_doc
 def study_rows(design: Mapping[str, Any], language: str) -> list[tuple[str, Any]]:
     """The runs of a language (module docstring): joint and lag (T/4) at every grid rate, and lag at its tuned
     configuration when the grid does not hold it (compared languages only).
 
     Parameters
     ----------
-    design : mapping
-        The registered design.
+    %(transformer_design)s
     language : str
         A language of the design.
 
@@ -597,13 +610,13 @@ def study_rows(design: Mapping[str, Any], language: str) -> list[tuple[str, Any]
     return rows
 
 
+@fill_doc
 def study_units(design: Mapping[str, Any], registration: str, seeds: Sequence[int] | None = None) -> dict[str, Any]:
     """The study's units: per language (compared and control) and chunk of seeds, its rows.
 
     Parameters
     ----------
-    design : mapping
-        The registered design.
+    %(transformer_design)s
     registration : str
         The transformer section's hash, carried by every payload.
     seeds : sequence of int, optional
@@ -625,13 +638,13 @@ def study_units(design: Mapping[str, Any], registration: str, seeds: Sequence[in
     return units
 
 
+@fill_doc
 def check_registered(page: Path = REGISTRATION_PAGE, hash_file: Path = REGISTRATION_TRANSFORMER_HASH) -> str:
     """The transformer section's stored hash, after checking that the page still hashes to it.
 
     Parameters
     ----------
-    page : pathlib.Path, optional
-        The registration page.
+    %(registration_page)s
     hash_file : pathlib.Path, optional
         The section's hash file.
 
@@ -696,6 +709,7 @@ def run_study(workers: int, output: Path, quiet: bool = False) -> Path:
 # -- the analysis ----------------------------------------------------------------------------------------
 
 
+@fill_doc
 def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int = 100_000) -> dict[str, Any]:
     """The registered analysis (module docstring) of the study's record under its design.
 
@@ -703,8 +717,7 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
     ----------
     record : mapping
         The study's record.
-    design : mapping
-        The registered design.
+    %(transformer_design)s
     resamples : int, optional
         Bootstrap resamples of the window's intervals (default 100,000, registered).
 
@@ -766,13 +779,13 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
     }
 
 
+@fill_doc
 def main(arguments: list[str] | None = None) -> Path:
     """The command of the module docstring; returns the path written.
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line (default ``sys.argv[1:]``).
+    %(arguments)s
 
     Returns
     -------
@@ -815,14 +828,14 @@ def _rate(rate: float) -> str:
     return f"{rate:g}"
 
 
+@fill_doc
 def registered_text(design: Mapping[str, Any], design_sha256: str) -> str:
     """The registered transformer section's text (between its markers on ``book/registration.md``), written
     from the design, so that the page states exactly what the frozen file holds (a test compares the two).
 
     Parameters
     ----------
-    design : mapping
-        The registered design.
+    %(transformer_design)s
     design_sha256 : str
         The design file's SHA-256.
 

@@ -51,6 +51,7 @@ import torch
 from numpy.typing import NDArray
 
 from ..engine.cells import TrainingConfig, run_rows, seed_rng
+from ..parameters import fill_doc
 from ..statistics.paired import bootstrap_interval
 from ..tasks.languages.catalogue import TASKS
 from ..tasks.languages.features import padded_feature_ids
@@ -130,14 +131,14 @@ def deciding_positions(language: str, words: NDArray[np.int64], features: str = 
     return mask
 
 
+@fill_doc
 def probe_words(task: LanguageRuns | TransformerLanguageRuns, length: int) -> tuple[NDArray[np.int64], NDArray]:
     """:data:`PROBE_PER_CLASS` uniform words of each class of ``length`` letters (from :data:`PROBE_SEED`),
     and the deciding positions of each for what the task's model reads.
 
     Parameters
     ----------
-    task : LanguageRuns or TransformerLanguageRuns
-        The task.
+    %(timed_task)s
     length : int
         The word length.
 
@@ -153,6 +154,7 @@ def probe_words(task: LanguageRuns | TransformerLanguageRuns, length: int) -> tu
     return words, deciding_positions(task.name, words, features)
 
 
+@fill_doc
 def one_layer_weights(task: LanguageRuns, params: Mapping[str, torch.Tensor], words: NDArray) -> torch.Tensor:
     """The one-layer model's attention weights alpha_i (rows, seeds, words, n) on words of one length n:
     softmax over positions of log(n) (theta[feature_i] + s_i), s_i the score of position i among the first P
@@ -164,8 +166,7 @@ def one_layer_weights(task: LanguageRuns, params: Mapping[str, torch.Tensor], wo
         The task (its features and position scores).
     params : mapping of str to torch.Tensor
         ``theta`` (rows, seeds, d) and, with position scores, ``s`` (rows, seeds) or (rows, seeds, P).
-    words : ndarray
-        int64 (words, n).
+    %(probe_words)s
 
     Returns
     -------
@@ -184,6 +185,7 @@ def one_layer_weights(task: LanguageRuns, params: Mapping[str, torch.Tensor], wo
     return torch.softmax(np.log(n) * scores, dim=-1)
 
 
+@fill_doc
 def transformer_weights(
     task: TransformerLanguageRuns, params: Mapping[str, torch.Tensor], words: NDArray
 ) -> torch.Tensor:
@@ -194,10 +196,8 @@ def transformer_weights(
     ----------
     task : TransformerLanguageRuns
         The task (its model and arithmetic).
-    params : mapping of str to torch.Tensor
-        Name -> (rows, seeds, ...).
-    words : ndarray
-        int64 (words, n).
+    %(batched_params)s
+    %(probe_words)s
 
     Returns
     -------
@@ -209,6 +209,7 @@ def transformer_weights(
     return weights.mean(dim=-2)[..., 1:].to(torch.float64)
 
 
+@fill_doc
 class TimedTask:
     """An engine task (:class:`LanguageRuns` or :class:`TransformerLanguageRuns`) whose ``observe`` records,
     before every step, the centred readout ``readout`` (rows, seeds, d) and the attention mass on the deciding
@@ -217,8 +218,7 @@ class TimedTask:
 
     Parameters
     ----------
-    task : LanguageRuns or TransformerLanguageRuns
-        The task.
+    %(timed_task)s
     length : int
         The probe words' length (the training length N0).
 
@@ -243,13 +243,13 @@ class TimedTask:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.task, name)
 
+    @fill_doc
     def attention_mass(self, params: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The mean attention mass on the deciding positions of the probe words that have one, (rows, seeds).
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            Name -> (rows, seeds, ...).
+        %(batched_params)s
 
         Returns
         -------
@@ -260,13 +260,13 @@ class TimedTask:
         mass = (weights * self.mask).sum(dim=-1)  # (rows, seeds, words)
         return mass[..., self.counted].mean(dim=-1)
 
+    @fill_doc
     def observe(self, params: Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
         """The centred readout and the attention mass (class docstring).
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            Name -> (rows, seeds, ...).
+        %(batched_params)s
 
         Returns
         -------
@@ -277,14 +277,14 @@ class TimedTask:
         return {"readout": readout - readout.mean(dim=-1, keepdim=True), "attention_mass": self.attention_mass(params)}
 
 
+@fill_doc
 def half_times(curves: NDArray[np.float64]) -> NDArray[np.float64]:
     """The first index t at which each curve X (last axis, points 0..T) has made half its net change,
     (X(t) - X(0)) >= (X(T) - X(0)) / 2; NaN where X(T) <= X(0) (no net progress) or a point is not finite.
 
     Parameters
     ----------
-    curves : ndarray
-        float64 (..., points).
+    %(curves)s
 
     Returns
     -------
@@ -299,13 +299,13 @@ def half_times(curves: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(valid, first, np.nan)
 
 
+@fill_doc
 def shares(curves: NDArray[np.float64]) -> NDArray[np.float64]:
     """Each curve's share of its net change, (X(t) - X(0)) / (X(T) - X(0)); NaN where X(T) <= X(0).
 
     Parameters
     ----------
-    curves : ndarray
-        float64 (..., points).
+    %(curves)s
 
     Returns
     -------
@@ -318,6 +318,7 @@ def shares(curves: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.where(change > 0, (curves - curves[..., :1]) / np.where(change > 0, change, 1.0), np.nan)
 
 
+@fill_doc
 def run_timing(task: TimedTask, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, NDArray[np.float64]]:
     """Joint training of ``task`` on ``seeds`` (one engine call), and per seed the two progress curves and
     their half-times (module docstring).
@@ -328,8 +329,7 @@ def run_timing(task: TimedTask, config: TrainingConfig, seeds: Sequence[int]) ->
         The task with its probe words.
     config : TrainingConfig
         The training (joint's phases: both groups, every step).
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
 
     Returns
     -------
@@ -408,6 +408,7 @@ Model = Mapping[str, tuple[Callable[[], TimedTask], TrainingConfig]]
 """Language -> (a function building its :class:`TimedTask`, its joint training)."""
 
 
+@fill_doc
 def measure(model: Model, seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
     """:func:`run_timing` on every language of ``model`` and :func:`summary` of each, as JSON-ready data.
 
@@ -415,8 +416,7 @@ def measure(model: Model, seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
     ----------
     model : mapping
         Language -> (a function building its :class:`TimedTask`, its training).
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
 
     Returns
     -------
@@ -476,13 +476,13 @@ def default_models() -> dict[str, Model]:
     return {"one-layer": one_layer, "transformer": transformer}
 
 
+@fill_doc
 def main(arguments: list[str] | None = None, models: Mapping[str, Model] | None = None) -> Path:
     """Measure both models (module docstring) and write the record; returns its path.
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line (default ``sys.argv[1:]``).
+    %(arguments)s
     models : mapping, optional
         Model name -> its languages (default :func:`default_models`).
 

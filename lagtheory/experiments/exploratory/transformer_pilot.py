@@ -46,6 +46,7 @@ import torch
 from ..confirmatory.records import write_gzipped
 from ..engine.cells import TrainingConfig, check_seeds, run_rows
 from ..engine.distributed import run_units
+from ..parameters import fill_doc
 from ..tasks.transformer.task import TransformerLanguageRuns, TransformerSetting, row_outcomes
 from .records import config_from_dict, config_to_dict, versions
 from .studies import TRANSFORMER_STUDY_LANGUAGES
@@ -114,6 +115,7 @@ def training_at(rate: float, warm_fraction: float = 0.25, base: TrainingConfig =
     return dataclasses.replace(base, attention_lr=rate, output_lr=rate, warm_steps=warm, big_step=rate * warm)
 
 
+@fill_doc
 def unit_payload(
     language: str, setting: TransformerSetting, rows: Sequence[tuple[str, TrainingConfig]], seeds: Sequence[int]
 ) -> dict[str, Any]:
@@ -123,12 +125,10 @@ def unit_payload(
     ----------
     language : str
         A transformer language.
-    setting : TransformerSetting
-        The data, tests and architecture.
+    %(transformer_setting)s
     rows : sequence of (str, TrainingConfig)
         The rows, sharing the optimiser and batch size.
-    seeds : sequence of int
-        The seeds.
+    %(seeds)s
 
     Returns
     -------
@@ -206,6 +206,7 @@ CHOSEN: dict[str, Any] = {"scaling": "log", "positions": "first", "layers": 1}
 committed record)."""
 
 
+@fill_doc
 def recognising_runs(record: Mapping[str, Any], dtype: str = "float64") -> dict[str, int]:
     """Per configuration of the configuration stage (its tag, "<scaling>-<positions>-<layers>"), the runs in
     ``dtype`` arithmetic that recognise their language (every test word at 4 N0 and 16 N0 right), summed over
@@ -213,8 +214,7 @@ def recognising_runs(record: Mapping[str, Any], dtype: str = "float64") -> dict[
 
     Parameters
     ----------
-    record : mapping
-        The configuration stage's record.
+    %(configuration_record)s
     dtype : str, optional
         The arithmetic whose units are counted.
 
@@ -233,6 +233,7 @@ def recognising_runs(record: Mapping[str, Any], dtype: str = "float64") -> dict[
     return counts
 
 
+@fill_doc
 def choose_configuration(record: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration with the most recognising runs in float64 (:func:`recognising_runs`): the study compares
     recognition beyond the training lengths, so its configuration must reach it on as many languages as it can.
@@ -241,8 +242,7 @@ def choose_configuration(record: Mapping[str, Any]) -> dict[str, Any]:
 
     Parameters
     ----------
-    record : mapping
-        The configuration stage's record.
+    %(configuration_record)s
 
     Returns
     -------
@@ -347,13 +347,13 @@ STAGE_UNITS = {"configuration": configuration_units, "tuning": tuning_units, "di
 """Stage -> its units."""
 
 
+@fill_doc
 def main(arguments: list[str] | None = None) -> Path:
     """Run a stage's units and write its record (module docstring); returns the record's path.
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line (default ``sys.argv[1:]``).
+    %(arguments)s
 
     Returns
     -------
