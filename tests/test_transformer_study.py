@@ -380,3 +380,22 @@ def test_analyse_verdicts_by_hand(monkeypatch):
         "joint rate=0.1": 0,
         "lag rate=0.1 warm=0.25": 0,
     }
+
+
+def test_a_finished_only_record_holds_the_finished_units_and_lists_the_others(monkeypatch, tmp_path):
+    """``--finished-only`` runs nothing: the record holds the units whose files are in the stage's folder and
+    lists the rest under "missing"."""
+    from lagtheory.experiments.engine.distributed import fingerprint, write_atomically
+
+    units = {"u-a": {"language": "A", "rows": [1]}, "u-b": {"language": "B", "rows": [2]}}
+    monkeypatch.setattr(P, "STAGE_UNITS", {"diagnostics": lambda: units})
+    monkeypatch.setattr(P, "OUTPUT_FOLDER", tmp_path)
+    monkeypatch.setattr(P, "run_units", lambda *a, **k: pytest.fail("--finished-only must not run units"))
+    folder = tmp_path / "diagnostics.units"
+    folder.mkdir()
+    write_atomically(folder / "u-a.json", {"name": "u-a", "fingerprint": fingerprint(units["u-a"]), "result": {"x": 1}})
+    output = P.main(["--stage", "diagnostics", "--finished-only", "--quiet"])
+    with gzip.open(output, "rt", encoding="utf-8") as handle:
+        record = json.load(handle)
+    assert record["units"] == {"u-a": {"language": "A", "x": 1}}
+    assert record["missing"] == ["u-b"] and record["exploratory"] is True

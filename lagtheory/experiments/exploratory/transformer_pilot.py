@@ -22,10 +22,11 @@ Stages (each a set of units of :func:`run_unit`, run by :func:`lagtheory.experim
 The command::
 
     python -m lagtheory.experiments.exploratory.transformer_pilot --stage configuration|tuning|diagnostics
-        [--output PATH] [--workers N] [--quiet]
+        [--output PATH] [--workers N] [--quiet] [--finished-only]
 
 writes the stage's record (default ``runs/transformer_pilot/<stage>.json.gz``; the committed copies are in
-``book/data/transformer_pilot/``). Per row and seed it stores the outcomes of
+``book/data/transformer_pilot/``). With ``--finished-only`` it runs nothing and writes the record of the units
+already finished in the stage's units folder, listing the others under ``"missing"`` (a partial record). Per row and seed it stores the outcomes of
 :func:`lagtheory.experiments.tasks.transformer.task.row_outcomes`.
 """
 
@@ -45,7 +46,7 @@ import torch
 
 from ..confirmatory.records import write_gzipped
 from ..engine.cells import TrainingConfig, check_seeds, run_rows
-from ..engine.distributed import run_units
+from ..engine.distributed import finished, run_units
 from ..parameters import fill_doc
 from ..tasks.transformer.task import TransformerLanguageRuns, TransformerSetting, row_outcomes
 from .records import config_from_dict, config_to_dict, versions
@@ -365,12 +366,16 @@ def main(arguments: list[str] | None = None) -> Path:
     parse.add_argument("--output", type=Path, default=None, help="default runs/transformer_pilot/<stage>.json.gz")
     parse.add_argument("--workers", type=int, default=2)
     parse.add_argument("--quiet", action="store_true")
+    parse.add_argument("--finished-only", action="store_true", help="run nothing: a record of the finished units")
     args = parse.parse_args(arguments)
     output = args.output or OUTPUT_FOLDER / f"{args.stage}.json.gz"
     folder = OUTPUT_FOLDER / f"{args.stage}.units"
     torch.set_num_threads(1)
     units = STAGE_UNITS[args.stage]()
-    results = run_units(units, run_unit, folder, workers=args.workers, progress=not args.quiet)
+    if args.finished_only:
+        results = finished(units, folder)
+    else:
+        results = run_units(units, run_unit, folder, workers=args.workers, progress=not args.quiet)
     command = shlex.join(
         ["python", "-m", "lagtheory.experiments.exploratory.transformer_pilot", *(arguments or sys.argv[1:])]
     )
@@ -380,7 +385,12 @@ def main(arguments: list[str] | None = None) -> Path:
         "stage": args.stage,
         "command": command,
         "versions": versions(),
-        "units": {name: {**{k: v for k, v in units[name].items() if k != "rows"}, **results[name]} for name in units},
+        "units": {
+            name: {**{k: v for k, v in units[name].items() if k != "rows"}, **results[name]}
+            for name in units
+            if name in results
+        },
+        "missing": sorted(name for name in units if name not in results),
     }
     write_gzipped(record, output)
     print(f"wrote {output}", file=sys.stderr)
