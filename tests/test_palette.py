@@ -250,9 +250,7 @@ def takes_the_palette(source: str) -> bool:
     return reads or bool({called_name(node) for node in nodes if isinstance(node, ast.Call)} & FIGURE_FUNCTIONS)
 
 
-ADOPTED_BY_OWNERS = {
-    "empirical_transformer": "issue 32 (h32) adopts the palette in the transformer chapter",
-}
+ADOPTED_BY_OWNERS: dict[str, str] = {}
 
 
 def chapter_params() -> list:

@@ -18,7 +18,6 @@ BOOK = Path(__file__).resolve().parents[1] / "book"
 CHAPTERS = [path for path in sorted((BOOK / "text").glob("*.md")) if path.stem not in ("claim_map", "explore")]
 OWNED = {
     "verdict": "issue 31 (h31) writes the verdict chapter's objectives",
-    "empirical_transformer": "issue 32 (h32) writes the transformer chapter's objectives and exercises",
 }
 HAS_EXERCISES = ("verdict",)  # an owned chapter that already has its exercises
 OBJECTIVES = re.compile(

@@ -444,10 +444,16 @@ def measure(model: Model, seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def default_models() -> dict[str, Model]:
+def default_models(design: Mapping[str, Any] | None = None) -> dict[str, Model]:
     """The two models of the module docstring: ``one-layer``, the language study's tasks in the chapter's
     regime, probed at their training length 40; ``transformer``, the registered transformer study's compared
     languages in its configuration, joint at its tuned rate (the registered design), probed at N0.
+
+    Parameters
+    ----------
+    design : mapping, optional
+        The registered transformer design (default
+        :func:`~lagtheory.experiments.confirmatory.transformer.load_design` from the repository root).
 
     Returns
     -------
@@ -463,7 +469,7 @@ def default_models() -> dict[str, Model]:
             lambda name=name: TimedTask(LanguageRuns(TASKS[name], LANGUAGE_SETTING), LANGUAGE_SETTING.max_train_length),
             LANGUAGE_TRAINING,
         )
-    design = load_design()
+    design = load_design() if design is None else design
     setting = config_from_dict(TransformerSetting, design["setting"])
     base = config_from_dict(TrainingConfig, design["training"])
     transformer: dict[str, Any] = {}
