@@ -399,3 +399,37 @@ def test_a_finished_only_record_holds_the_finished_units_and_lists_the_others(mo
         record = json.load(handle)
     assert record["units"] == {"u-a": {"language": "A", "x": 1}}
     assert record["missing"] == ["u-b"] and record["exploratory"] is True
+
+
+def test_analyse_command_writes_an_infinite_window_ratio(monkeypatch, tmp_path):
+    """Where only lag has a window (joint fails at every rate, lag at none) the ratio is +inf, every resample
+    gives +inf, so the interval is [inf, inf] and lag helps; the command writes it and the file reads back."""
+    stored = "d" * 64
+    monkeypatch.setattr(S, "stored_hash", lambda path: stored)
+    design = {
+        "compared": ["L1"],
+        "control": "C",
+        "rates": [0.01, 0.1],
+        "seeds": [0, 1, 2],
+        "choices": {"L1": {"shared_rate": 0.1, "joint": {"rate": 0.1}, "lag": {"rate": 0.1, "warm_fraction": 0.25}}},
+        "plan": {"power": {v: dict.fromkeys(S.OUTCOMES, 0.5) for v in S.VARIANTS}},
+    }
+    monkeypatch.setattr(S, "load_design", lambda: design)
+    good, bad = _flags(False, True, 3), _flags(True, False, 3)
+    rows = {
+        "L1": [
+            ("joint", 0.01, None, bad),
+            ("lag", 0.01, 0.25, good),
+            ("joint", 0.1, None, bad),
+            ("lag", 0.1, 0.25, good),
+        ],
+        "C": [("joint", 0.01, None, bad), ("lag", 0.01, 0.25, bad), ("joint", 0.1, None, bad), ("lag", 0.1, 0.25, bad)],
+    }
+    record = {"registration": stored, "seeds": [0, 1, 2], "units": {k: _unit(k, r, [0, 1, 2]) for k, r in rows.items()}}
+    path = tmp_path / "study.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    output = S.main(["analyse", "--record", str(path), "--output", str(tmp_path / "analysis.json")])
+    window = json.loads(output.read_text())["window"]["L1"]
+    assert window["ratio"] == float("inf") and window["interval_bonferroni"] == [float("inf")] * 2
+    assert window["verdict"] == "helps"

@@ -812,7 +812,8 @@ def main(arguments: list[str] | None = None) -> Path:
         record = json.load(handle)
     result = analyse(record, load_design())
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(result, sort_keys=True, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    # a window ratio is +inf where only lag has a window (written as JSON's Infinity, as the confirmatory analysis)
+    output.write_text(json.dumps(result, sort_keys=True, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {output}", file=sys.stderr)
     return output
 
