@@ -5,7 +5,8 @@ Run from the repository root:  python benchmarks/transformer_study.py [--steps 3
 It prints a Markdown table and writes it to benchmarks/transformer_study.md, which the performance page
 includes. Every number is measured here in one run, except the two read from committed records: the
 agreement of float32 with float64 (the pilot's configuration stage, book/data/transformer_pilot/) and the
-registered run's wall time and CPU time (book/data/transformer_study/study.json.gz). One thread, as the
+registered run's wall time and CPU time (book/data/transformer_study/study.json.gz; while the run is going,
+its finished units in runs/transformer_study/study.units). One thread, as the
 study's workers. Nothing here is a test.
 """
 
@@ -29,7 +30,12 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from lagtheory.experiments.confirmatory.transformer import STUDY_FOLDER, load_design, study_rows  # noqa: E402
+from lagtheory.experiments.confirmatory.transformer import (  # noqa: E402
+    STUDY_FOLDER,
+    load_design,
+    study_rows,
+    study_units,
+)
 from lagtheory.experiments.engine.cells import run_rows, standard_draws  # noqa: E402
 from lagtheory.experiments.exploratory.records import config_from_dict  # noqa: E402
 from lagtheory.experiments.exploratory.transformer_pilot import PILOT_SEEDS, SEED_CHUNK  # noqa: E402
@@ -110,10 +116,32 @@ def agreement() -> list[tuple[str, str]]:
     ]
 
 
+def running_rows() -> list[tuple[str, str]]:
+    """While the registered run is going: its finished units (``runs/transformer_study/study.units``), their
+    runs, and the wall and CPU time each took in its worker."""
+    folder = ROOT / "runs" / "transformer_study" / "study.units"
+    done = [json.loads(path.read_text())["result"] for path in sorted(folder.glob("*.json"))] if folder.exists() else []
+    if not done:
+        return [("the registered run", "no unit finished yet")]
+    runs = sum(len(unit["rows"]) * len(unit["rows"][0]["values"]["failed"]) for unit in done)
+    wall = [unit["seconds"] for unit in done]
+    cpu = [unit["cpu_seconds"] for unit in done]
+    return [
+        (
+            "the registered run, in progress (2 workers at nice 19 on the shared machine): finished units",
+            f"{len(done)} of {len(study_units(load_design(), '-'))}; {runs} runs",
+        ),
+        (
+            "same: per finished unit, worker wall time and CPU time (median)",
+            f"{statistics.median(wall) / 60:.1f} min wall, {statistics.median(cpu) / 60:.1f} min CPU",
+        ),
+    ]
+
+
 def study_rows_measured() -> list[tuple[str, str]]:
     """The registered run's record: its runs, wall time and the CPU time its units took."""
     if not STUDY.exists():
-        return [("the registered run", "not run yet")]
+        return running_rows()
     with gzip.open(STUDY, "rt", encoding="utf-8") as handle:
         record = json.load(handle)
     runs = sum(len(unit["rows"]) * len(unit["seeds"]) for unit in record["units"].values())

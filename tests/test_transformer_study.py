@@ -433,3 +433,4 @@ def test_analyse_command_writes_an_infinite_window_ratio(monkeypatch, tmp_path):
     window = json.loads(output.read_text())["window"]["L1"]
     assert window["ratio"] == float("inf") and window["interval_bonferroni"] == [float("inf")] * 2
     assert window["verdict"] == "helps"
+    assert json.loads(output.read_text())["seeds_per_language"] == 3  # a count: "seeds" would be read as a seed list

@@ -381,7 +381,8 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "(models, d) or (d,), finite.",
     ),
     "timed_task": (
-        "task : LanguageRuns or TransformerLanguageRuns",
+        "task : lagtheory.experiments.tasks.languages.task.LanguageRuns or "
+        "lagtheory.experiments.tasks.transformer.task.TransformerLanguageRuns",
         "The task.",
     ),
     "token_dim": (

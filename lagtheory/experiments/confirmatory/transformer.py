@@ -94,15 +94,17 @@ PILOT_FOLDER = Path("book/data/transformer_pilot")
 """The pilot's committed records."""
 CONTROL = "PARITY"
 GATE_SHARE = 0.9
+"""The share of the pilot's seeds that some row must recognise at N0 for a language to pass the fit gate."""
 ALPHA = 0.05
 MARGIN = 0.1
 """Equivalence margin of the binary outcomes (the discordance rate below 0.1), as the confirmatory study's."""
 WINDOW_SHARE = 0.9
 TARGET_POWER = 0.8
+"""The power the seeds are planned for, per registered McNemar test."""
 MAX_SEEDS = 200
 """The most seeds per language the study's compute allows (about 3 hours on two cores)."""
 GRID = (0.001, 0.00316, 0.01, 0.0316, 0.1, 0.316, 1.0)
-"""The study's step-size grid (Adam's base rate, the same for both groups): the pilot's five rates and two
+"""The study's step-size grid, Adam's base rate for both groups alike, made of the pilot's five rates and two
 above them, half a decade apart, so that the window's upper edge can fall inside the grid (every pilot run of
 FIRST succeeded at every pilot rate)."""
 SEARCH_LIMIT = 2000
@@ -727,7 +729,8 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
         ``outcomes`` (outcome -> variant -> language -> the test, its adjusted p-values and verdict, and the
         design's power), ``window`` (language -> the window outcome and verdict), ``lengths`` (language ->
         variant -> schedule -> recognising seeds at each test length), ``control`` (the control's recognising
-        seeds per schedule and rate), ``seeds``.
+        seeds per schedule and rate), ``seeds_per_language`` (a count; ``seeds`` would be read as a list of
+        seeds by the records' checks).
 
     Raises
     ------
@@ -771,7 +774,7 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
     control = {key: int(np.sum(row["values"]["recognised"])) for key, row in rows[design["control"]].items()}
     return {
         "registration": registration,
-        "seeds": len(design["seeds"]),
+        "seeds_per_language": len(design["seeds"]),
         "outcomes": outcomes,
         "window": window,
         "lengths": lengths,

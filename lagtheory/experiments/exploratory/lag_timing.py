@@ -8,7 +8,7 @@ The title's claim, measured directly rather than through a schedule that forces 
   centred (their mean subtracted: a constant added to every entry changes neither model's output, since
   the one-layer model's pooled vector and the transformer's layer-normed vector sum to a constant): its
   *direction*, the alignment cos(w_t, w_T) (the primary reading: when the readout points the way it will
-  end), and its *projection*, <w_t, w_T> / |w_T|^2, the component along the final value (which also counts
+  end), and its *projection*, ``<w_t, w_T> / |w_T|^2``, the component along the final value (which also counts
   the readout's growth in length, and under the logistic loss the length keeps growing while the margins
   do);
 * the **attention's progress**: the attention mass on the positions that decide the word
@@ -211,7 +211,8 @@ def transformer_weights(
 
 @fill_doc
 class TimedTask:
-    """An engine task (:class:`LanguageRuns` or :class:`TransformerLanguageRuns`) whose ``observe`` records,
+    """An engine task (:class:`~lagtheory.experiments.tasks.languages.task.LanguageRuns` or
+    :class:`~lagtheory.experiments.tasks.transformer.task.TransformerLanguageRuns`) whose ``observe`` records,
     before every step, the centred readout ``readout`` (rows, seeds, d) and the attention mass on the deciding
     positions of the probe words ``attention_mass`` (rows, seeds) (module docstring); everything else is the
     task's own.

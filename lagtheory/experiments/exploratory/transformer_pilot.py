@@ -311,7 +311,7 @@ def tuning_units() -> dict[str, dict[str, Any]]:
 
 
 DIAGNOSED = ("EVEN_PAIRS", "CONTAINS_AB", "A_STAR_B_STAR", "LAST_B", "PARITY")
-"""The languages the diagnostics stage tries again: those that no row of the tuning stage fits at N0 in 90% of
+"""The languages the diagnostics stage tries again, those that no row of the tuning stage fits at N0 in 90% of
 the seeds (the fit gate; checked by the tests against the tuning record)."""
 VARIANTS: Mapping[str, Mapping[str, Any]] = {
     "previous token": {"previous_token": True},
@@ -320,6 +320,7 @@ VARIANTS: Mapping[str, Mapping[str, Any]] = {
 }
 """The diagnostics stage's variants of the chosen configuration (the budget variant doubles T)."""
 DIAGNOSTIC_RATES = (0.00316, 0.01, 0.0316)
+"""The diagnostics stage's step sizes (Adam's base rate, both groups)."""
 
 
 def diagnostics_units() -> dict[str, dict[str, Any]]:
