@@ -632,10 +632,12 @@ print("RESULT " + json.dumps(result))
 
 
 def scratch_copy() -> Path:
-    """The committed tree (HEAD) in a new temporary directory."""
+    """The committed tree (HEAD) in a new temporary directory, made a git repository (no commit) so that
+    tests which ask git what it ignores (tests/test_lab.py) see the tree's .gitignore as in a checkout."""
     scratch = Path(tempfile.mkdtemp(prefix="mutation-catalogue-"))
     archive = subprocess.run(["git", "-C", str(REPOSITORY), "archive", "HEAD"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+    subprocess.run(["git", "init", "-q", str(scratch)], check=True)
     return scratch
 
 

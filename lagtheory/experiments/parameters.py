@@ -414,10 +414,16 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "w (..., D+1), the same leading dimensions.",
     ),
 }
-"""Key -> (the entry's first line, ``name : type``; its description), in the book's numpydoc form."""
+"""Key -> (the entry's first line, ``name : type``; its description), in the book's numpydoc form.
+
+:meta hide-value:
+"""
 
 PLACEHOLDER = re.compile(r"^(?P<indent>[ ]*)%\((?P<key>\w+)\)s[ ]*$", re.MULTILINE)
-"""A line that is only ``%(key)s`` (its indentation kept)."""
+"""A line that is only ``%(key)s`` (its indentation kept).
+
+:meta hide-value:
+"""
 
 
 def entry(key: str, indent: str = "") -> str:
