@@ -381,8 +381,7 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "(models, d) or (d,), finite.",
     ),
     "timed_task": (
-        "task : lagtheory.experiments.tasks.languages.task.LanguageRuns or "
-        "lagtheory.experiments.tasks.transformer.task.TransformerLanguageRuns",
+        "task : LanguageRuns or TransformerLanguageRuns",
         "The task.",
     ),
     "token_dim": (
