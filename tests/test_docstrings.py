@@ -242,9 +242,6 @@ def test_docstring_examples_run():
 
 
 SHARED_LATER = {
-    "lagtheory/experiments/tasks/transformer/model.py": "issue 32 edits it (transformer options)",
-    "lagtheory/experiments/tasks/transformer/task.py": "issue 32 edits it",
-    "lagtheory/experiments/tasks/transformer/languages.py": "issue 32 edits it",
     "lagtheory/experiments/confirmatory/stability.py": "issue 31 edits it",
 }
 """Experiment modules whose repeated entries are not yet shared, with the reason (being edited elsewhere)."""

@@ -40,6 +40,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "batch : object",
         "A batch of :meth:`sample`, with or without a leading seed dimension.",
     ),
+    "batch_size": (
+        "batch_size : int",
+        "Words per step and seed.",
+    ),
     "batched_params": (
         "params : mapping of str to torch.Tensor",
         "Name -> (rows, seeds, ...).",
@@ -67,6 +71,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "class_counts": (
         "positives, negatives : int",
         "The numbers of positive and negative cells, >= 0.",
+    ),
+    "cls_tokens": (
+        "tokens : torch.Tensor",
+        "int64 (batch, length), the classification token first.",
     ),
     "coefficients": (
         "coefficients : sequence of float",
@@ -124,6 +132,14 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "dfa : DFA",
         "The language, over an alphabet of at least 2 symbols.",
     ),
+    "dfa_language": (
+        "dfa : DFA",
+        "The language.",
+    ),
+    "dfa_words": (
+        "words : ndarray",
+        "int64 (rows, n), symbols 0..k-1 in the order of ``dfa.alphabet``.",
+    ),
     "dim": (
         "dim : int",
         "The input dimension D, >= 1.",
@@ -180,6 +196,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "inputs : torch.Tensor",
         "(..., B, M, D), zero on padding.",
     ),
+    "keep": (
+        "keep : torch.Tensor",
+        "bool (batch, length), True at real tokens.",
+    ),
     "key_query": (
         "key_query : torch.Tensor",
         "K (..., D+1, D), any leading (schedule, seed) dimensions.",
@@ -207,6 +227,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "lengths": (
         "lengths : sequence of int",
         "A non-empty sequence of lengths >= 1.",
+    ),
+    "letters": (
+        "alphabet_size : int",
+        "The number k of letters, >= 2.",
     ),
     "log_ratio": (
         "log_ratio : array_like",
@@ -239,6 +263,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "n": (
         "n : int",
         "The number of pairs, >= 2.",
+    ),
+    "normed_input": (
+        "x : torch.Tensor",
+        "(batch, length, d), the layer-normed input.",
     ),
     "optimiser": (
         'optimiser : {"sgd", "adam"}',
@@ -279,6 +307,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "prompt_query": (
         "query : torch.Tensor",
         "(..., B, D).",
+    ),
+    "queries": (
+        "queries : int or None",
+        "Only the first ``queries`` positions ask (None: every position).",
     ),
     "query": (
         "query : torch.Tensor",
@@ -336,6 +368,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "params : mapping of str to torch.Tensor",
         "The parameters, each with leading (schedule, seed) dimensions.",
     ),
+    "score_factor": (
+        "factor : torch.Tensor",
+        "(batch,), the scores' factor (log m, or 1).",
+    ),
     "section": (
         "section : str, optional",
         'A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"confirmatory"``).',
@@ -356,6 +392,18 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "step_size : float",
         "eta, finite and > 0.",
     ),
+    "steps": (
+        "steps : int",
+        "The number of steps.",
+    ),
+    "stream_labels": (
+        "labels : torch.Tensor",
+        "float64 (seeds, steps, batch), +-1.",
+    ),
+    "stream_step": (
+        "step : int",
+        "The step, below the stream's number of steps.",
+    ),
     "study": (
         "study : str",
         "The study's name.",
@@ -367,6 +415,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "task_optional": (
         "task : Task, optional",
         "The engine task, if already built.",
+    ),
+    "test_seed": (
+        "test_seed : int, optional",
+        "Seeds the test words, >= 0.",
     ),
     "text": (
         "text : str",
@@ -404,6 +456,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "setting : TransformerSetting",
         "The data, tests and architecture.",
     ),
+    "transformer_shape": (
+        "shape : TransformerShape",
+        "The architecture.",
+    ),
     "units": (
         "units : mapping of str to object",
         "Unit name -> payload.",
@@ -411,6 +467,18 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "value": (
         "value : torch.Tensor",
         "w (..., D+1), the same leading dimensions.",
+    ),
+    "width": (
+        "width : int",
+        "The width d.",
+    ),
+    "word_length": (
+        "length : int",
+        "The word length, >= 2.",
+    ),
+    "word_lengths": (
+        "lengths : ndarray",
+        "int64 (rows,), their lengths.",
     ),
 }
 """Key -> (the entry's first line, ``name : type``; its description), in the book's numpydoc form.

@@ -26,14 +26,14 @@ from lagtheory.dfa import DFA
 from ...parameters import fill_doc
 
 
+@fill_doc
 def transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool_]]:
     """(delta as an int array (states, k), start index, accepting mask), with the symbols numbered in
     the order of ``dfa.alphabet`` (which must have at least two symbols).
 
     Parameters
     ----------
-    dfa : DFA
-        The language.
+    %(dfa_language)s
 
     Returns
     -------

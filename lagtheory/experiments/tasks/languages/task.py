@@ -48,6 +48,7 @@ def default_horizon_lengths() -> tuple[int, ...]:
     return tuple(range(1, 41)) + tuple(int(n) for n in above)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LanguageSetting:
     """The data and tests of the language experiment (the same for every language and schedule):
@@ -62,8 +63,7 @@ class LanguageSetting:
         Strictly increasing lengths >= 1.
     test_per_class : int, optional
         Random test words per class and length, >= 1.
-    test_seed : int, optional
-        Seeds the test words, >= 0.
+    %(test_seed)s
     horizon_lengths : tuple of int, optional
         Strictly increasing lengths >= 1 of the exact worst case.
 
@@ -97,6 +97,7 @@ LANGUAGE_TRAINING = TrainingConfig(
 """The regime of the chapter; SGD, one step size 0.5, attention at 0, readout N(0, 0.1^2)."""
 
 
+@fill_doc
 @dataclass(frozen=True)
 class CountStream:
     """Training batches of several seeds as feature counts: ``counts`` (seeds, steps, batch, d),
@@ -109,21 +110,20 @@ class CountStream:
         float64 (seeds, steps, batch, d).
     prefix : torch.Tensor
         int64 (seeds, steps, batch, P).
-    labels : torch.Tensor
-        float64 (seeds, steps, batch), +-1.
+    %(stream_labels)s
     """
 
     counts: torch.Tensor
     prefix: torch.Tensor
     labels: torch.Tensor
 
+    @fill_doc
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(counts, prefix, labels) of step ``step``, leading seed dimension.
 
         Parameters
         ----------
-        step : int
-            The step, below the stream's number of steps.
+        %(stream_step)s
 
         Returns
         -------
@@ -175,6 +175,7 @@ class LanguageRuns:
             preset["s"] = torch.tensor(self.task.witness["s"], dtype=torch.float64)
         return preset
 
+    @fill_doc
     def words_to_counts(self, words: NDArray, lengths: NDArray) -> tuple[NDArray, NDArray]:
         """Padded words -> (feature counts (rows, d), features of the positions with their own score
         (rows, P), -1 past a word's end).
@@ -183,8 +184,7 @@ class LanguageRuns:
         ----------
         words : ndarray
             int64 (rows, width), padded words over the task's alphabet.
-        lengths : ndarray
-            int64 (rows,), their lengths.
+        %(word_lengths)s
 
         Returns
         -------
@@ -202,10 +202,8 @@ class LanguageRuns:
         Parameters
         ----------
         %(seeds)s
-        steps : int
-            The number of steps.
-        batch_size : int
-            Words per step and seed.
+        %(steps)s
+        %(batch_size)s
 
         Returns
         -------

@@ -35,11 +35,13 @@ from lagtheory._validation import check_integer
 from lagtheory.losses import logistic_loss
 
 from ...engine.cells import TrainingConfig, seed_rng
+from ...parameters import fill_doc
 from ..languages.sampling import labelled_words, sample_strings
 from .languages import TRANSFORMER_LANGUAGES, dfa_labels, hard_words
 from .model import COMPUTE_DTYPES, SmallTransformer, TransformerShape, batched_outputs, parameter_groups
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TransformerSetting:
     """The data, tests and architecture of the transformer task: training lengths
@@ -63,8 +65,7 @@ class TransformerSetting:
         Random test words per class, >= 1.
     pairs_per_class : int, optional
         Minimal pairs started from each class, >= 1.
-    test_seed : int, optional
-        Seeds the test words, >= 0.
+    %(test_seed)s
     eval_chunk : int, optional
         Words evaluated at a time, >= 1.
     width, heads, layers, mlp_width, positions, mlp_group, embedding_group : optional
@@ -169,6 +170,7 @@ must start random (at 0, the value and output projections would both be 0, a sad
 gradient leaves)."""
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TokenStream:
     """Training batches of several seeds: ``tokens`` (seeds, steps, batch, N0 + 1) with the
@@ -181,21 +183,20 @@ class TokenStream:
         int64 (seeds, steps, batch, N0 + 1).
     keep : torch.Tensor
         bool, the same shape.
-    labels : torch.Tensor
-        float64 (seeds, steps, batch), +-1.
+    %(stream_labels)s
     """
 
     tokens: torch.Tensor
     keep: torch.Tensor
     labels: torch.Tensor
 
+    @fill_doc
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(tokens, keep, labels) of step ``step``, leading seed dimension.
 
         Parameters
         ----------
-        step : int
-            The step, below the stream's number of steps.
+        %(stream_step)s
 
         Returns
         -------
@@ -205,6 +206,7 @@ class TokenStream:
         return self.tokens[:, step], self.keep[:, step], self.labels[:, step]
 
 
+@fill_doc
 def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int64], alphabet_size: int) -> tuple:
     """Padded words (rows, width) -> (token ids (rows, width + 1) with id ``alphabet_size`` first and
     0 as padding, keep mask (rows, width + 1)) as torch tensors.
@@ -213,8 +215,7 @@ def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int6
     ----------
     words : ndarray
         int64 (rows, width), padded words.
-    lengths : ndarray
-        int64 (rows,), their lengths.
+    %(word_lengths)s
     alphabet_size : int
         The number k of letters (the classification token's id).
 
@@ -229,6 +230,7 @@ def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int6
     return torch.from_numpy(np.where(keep, tokens, 0).astype(np.int64)), torch.from_numpy(keep)
 
 
+@fill_doc
 class TransformerLanguageRuns:
     """The transformer of ``setting.shape`` on the language ``language`` (a name of
     :data:`~lagtheory.experiments.tasks.transformer.languages.TRANSFORMER_LANGUAGES`) under ``setting``,
@@ -239,8 +241,7 @@ class TransformerLanguageRuns:
     ----------
     language : str
         A name of :data:`~lagtheory.experiments.tasks.transformer.languages.TRANSFORMER_LANGUAGES`.
-    setting : TransformerSetting
-        The data, tests and architecture.
+    %(transformer_setting)s
 
     Raises
     ------
@@ -282,17 +283,15 @@ class TransformerLanguageRuns:
         """No attention value is known to solve these languages for this model."""
         raise ValueError(f"the transformer task has no preset attention; use attention_init='random' ({self.name})")
 
+    @fill_doc
     def training_stream(self, seeds: Sequence[int], steps: int, batch_size: int) -> TokenStream:
         """Each seed's uniforms from ``seed_rng(seed, 1)``, turned into labelled words (as the language study).
 
         Parameters
         ----------
-        seeds : sequence of int
-            The seeds.
-        steps : int
-            The number of steps.
-        batch_size : int
-            Words per step and seed.
+        %(seeds)s
+        %(steps)s
+        %(batch_size)s
 
         Returns
         -------
@@ -310,13 +309,13 @@ class TransformerLanguageRuns:
             labels=torch.from_numpy(labels.reshape(shape).astype(np.float64)),
         )
 
+    @fill_doc
     def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """The mean logistic loss over the batch of each (row, seed) model.
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            Name -> (rows, seeds, ...).
+        %(batched_params)s
         batch : tuple of torch.Tensor
             (tokens, keep, labels) of :meth:`TokenStream.batch`.
 
@@ -358,14 +357,14 @@ class TransformerLanguageRuns:
                 self._tests.append((tokens, keep, labels, 2 * per_class))
         return self._tests
 
+    @fill_doc
     def margins(self, params: Mapping[str, torch.Tensor]) -> list[torch.Tensor]:
         """Per test length, the margins y f of every (row, seed) model on every test word, (rows, seeds, words);
         one row and ``eval_chunk`` words at a time.
 
         Parameters
         ----------
-        params : mapping of str to torch.Tensor
-            Name -> (rows, seeds, ...).
+        %(batched_params)s
 
         Returns
         -------
