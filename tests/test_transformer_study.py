@@ -23,10 +23,15 @@ import pytest
 from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.confirmatory import transformer as S
 from lagtheory.experiments.exploratory import transformer_pilot as P
-from lagtheory.experiments.paths import REGISTRATION_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
+from lagtheory.experiments.paths import (
+    REGISTRATION_HASH,
+    REGISTRATION_PAGE,
+    REGISTRATION_TRANSFORMER_HASH,
+    TRANSFORMER_DESIGN,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-DESIGN = ROOT / S.DESIGN_FILE
+DESIGN = ROOT / TRANSFORMER_DESIGN
 PAGE = ROOT / REGISTRATION_PAGE
 RECORDS = sorted((ROOT / S.STUDY_FOLDER).glob("*.json*")) if (ROOT / S.STUDY_FOLDER).exists() else []
 
@@ -187,7 +192,7 @@ def test_the_registration_was_committed_before_every_study_record():
         pytest.skip("not a git checkout")
     paths = [str(path.relative_to(ROOT)) for path in RECORDS]
     assert registered_before(ROOT, str(REGISTRATION_TRANSFORMER_HASH), paths) == []
-    assert registered_before(ROOT, str(S.DESIGN_FILE), paths) == []
+    assert registered_before(ROOT, str(TRANSFORMER_DESIGN), paths) == []
 
 
 @pytest.mark.skipif(not RECORDS, reason="no study record is committed yet")

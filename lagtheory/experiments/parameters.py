@@ -122,7 +122,7 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     ),
     "design_file": (
         "path : pathlib.Path, optional",
-        "The transformer study's design file (default :data:`~lagtheory.experiments.confirmatory.transformer.DESIGN_FILE`).",
+        "The transformer study's design file (default :data:`~lagtheory.experiments.paths.TRANSFORMER_DESIGN`).",
     ),
     "device": (
         "device : str, optional",

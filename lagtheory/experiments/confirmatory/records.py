@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exploratory.records import load_exploratory
+from ..exploratory.records import load_exploratory, write_gzipped
 from ..parameters import fill_doc
 from ..paths import CONFIRMATORY_RECORDS, CONFIRMATORY_RUNS, PREDICTOR_PREDICTIONS
 from .analysis import analyse, design_power
@@ -118,28 +118,6 @@ def committed_stages(folder: Path = CONFIRMATORY_RECORDS, expected: str | None =
     return {
         stage: load_stage(stage_path(stage, folder), expected) for stage in STAGES if stage_path(stage, folder).exists()
     }
-
-
-def write_gzipped(record: Mapping[str, Any], path: Path) -> None:
-    """Write ``record`` as compact JSON to the gzip file ``path``, byte for byte the same for the same record
-    (no file name, modification time 0).
-
-    Parameters
-    ----------
-    record : mapping
-        A JSON-ready record without NaN or infinity.
-    path : pathlib.Path
-        The file written (its folder is created).
-
-    Raises
-    ------
-    ValueError
-        If the record holds NaN or infinity (JSON's ``allow_nan=False``).
-    """
-    text = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as out:
-        out.write(text.encode())
 
 
 def reproduction_sample(

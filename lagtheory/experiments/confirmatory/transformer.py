@@ -2,7 +2,7 @@
 as frozen data, its runs, and its registered analysis.
 
 **The design** is derived once from the exploratory pilot's committed records
-(:mod:`lagtheory.experiments.exploratory.transformer_pilot`) by :func:`derive_design` and stored in :data:`DESIGN_FILE`
+(:mod:`lagtheory.experiments.exploratory.transformer_pilot`) by :func:`derive_design` and stored in :data:`~lagtheory.experiments.paths.TRANSFORMER_DESIGN`
 (``book/data/transformer_design.json``): the configuration, the languages and the fit gate, the step-size grid,
 each schedule's tuned configuration and the shared rate of every language, the seeds and their power
 calculation, the tests. The registered section quotes the file's SHA-256, so the file cannot change without
@@ -66,7 +66,7 @@ import torch
 
 from ..engine.distributed import run_units
 from ..exploratory.design import capped_log_loss
-from ..exploratory.records import config_from_dict, config_to_dict, versions
+from ..exploratory.records import config_from_dict, config_to_dict, versions, write_gzipped
 from ..exploratory.transformer_pilot import (
     CHOSEN,
     RATES,
@@ -77,16 +77,13 @@ from ..exploratory.transformer_pilot import (
     unit_payload,
 )
 from ..parameters import fill_doc
-from ..paths import REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
+from ..paths import REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH, TRANSFORMER_DESIGN
 from ..statistics.power import mcnemar_power, smallest_n, window_accuracy
 from ..tasks.transformer.task import TransformerSetting
 from .analysis import binary_outcome, family_verdicts, window_outcome, window_verdict
-from .records import write_gzipped
 from .registration import page_hash, registered_section, stored_hash
 
 FORMAT = "lagtheory-transformer-study-1"
-DESIGN_FILE = Path("book/data/transformer_design.json")
-"""The registered design (frozen data; its SHA-256 is quoted in the registered section)."""
 STUDY_FOLDER = Path("book/data/transformer_study")
 """Where the committed study record and analysis are."""
 OUTPUT_FOLDER = Path("runs") / "transformer_study"
@@ -516,7 +513,7 @@ def design_text(design: Mapping[str, Any]) -> str:
 
 
 @fill_doc
-def design_hash(path: Path = DESIGN_FILE) -> str:
+def design_hash(path: Path = TRANSFORMER_DESIGN) -> str:
     """SHA-256 of the design file's bytes.
 
     Parameters
@@ -556,7 +553,7 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
 
 
 @fill_doc
-def load_design(path: Path = DESIGN_FILE, page: Path = REGISTRATION_PAGE) -> dict[str, Any]:
+def load_design(path: Path = TRANSFORMER_DESIGN, page: Path = REGISTRATION_PAGE) -> dict[str, Any]:
     """The registered design, refused unless its SHA-256 is the one the registered section quotes.
 
     Parameters

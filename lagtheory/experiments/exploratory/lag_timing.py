@@ -52,6 +52,7 @@ from numpy.typing import NDArray
 
 from ..engine.cells import TrainingConfig, run_rows, seed_rng
 from ..parameters import fill_doc
+from ..paths import TRANSFORMER_DESIGN
 from ..statistics.paired import bootstrap_interval
 from ..tasks.languages.catalogue import TASKS
 from ..tasks.languages.features import padded_feature_ids
@@ -445,23 +446,21 @@ def measure(model: Model, seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def default_models(design: Mapping[str, Any] | None = None) -> dict[str, Model]:
+@fill_doc
+def default_models(design: Mapping[str, Any]) -> dict[str, Model]:
     """The two models of the module docstring: ``one-layer``, the language study's tasks in the chapter's
     regime, probed at their training length 40; ``transformer``, the registered transformer study's compared
     languages in its configuration, joint at its tuned rate (the registered design), probed at N0.
 
     Parameters
     ----------
-    design : mapping, optional
-        The registered transformer design (default
-        :func:`~lagtheory.experiments.confirmatory.transformer.load_design` from the repository root).
+    %(transformer_design)s
 
     Returns
     -------
     dict of str to Model
         Model name -> its languages.
     """
-    from ..confirmatory.transformer import load_design
     from .transformer_pilot import training_at
 
     one_layer: dict[str, Any] = {}
@@ -470,7 +469,6 @@ def default_models(design: Mapping[str, Any] | None = None) -> dict[str, Model]:
             lambda name=name: TimedTask(LanguageRuns(TASKS[name], LANGUAGE_SETTING), LANGUAGE_SETTING.max_train_length),
             LANGUAGE_TRAINING,
         )
-    design = load_design() if design is None else design
     setting = config_from_dict(TransformerSetting, design["setting"])
     base = config_from_dict(TrainingConfig, design["training"])
     transformer: dict[str, Any] = {}
@@ -491,7 +489,9 @@ def main(arguments: list[str] | None = None, models: Mapping[str, Model] | None 
     ----------
     %(arguments)s
     models : mapping, optional
-        Model name -> its languages (default :func:`default_models`).
+        Model name -> its languages (default :func:`default_models` of the design file, ``--design``, default
+        :data:`~lagtheory.experiments.paths.TRANSFORMER_DESIGN`; read as data here, its registered hash is checked
+        by the registered study's loader, :func:`lagtheory.experiments.confirmatory.transformer.load_design`).
 
     Returns
     -------
@@ -500,6 +500,7 @@ def main(arguments: list[str] | None = None, models: Mapping[str, Model] | None 
     """
     parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parse.add_argument("--output", type=Path, default=Path("runs") / "lag_timing.json")
+    parse.add_argument("--design", type=Path, default=TRANSFORMER_DESIGN, help="the transformer study's design")
     args = parse.parse_args(arguments)
     torch.set_num_threads(1)
     record: dict[str, Any] = {
@@ -510,7 +511,9 @@ def main(arguments: list[str] | None = None, models: Mapping[str, Model] | None 
         "versions": versions(),
         "models": {},
     }
-    for name, model in (models or default_models()).items():
+    if models is None:
+        models = default_models(json.loads(args.design.read_text(encoding="utf-8")))
+    for name, model in models.items():
         record["models"][name] = measure(model, TIMING_SEEDS)
         print(f"{name} done", file=sys.stderr)
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ with 6 significant digits.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
 import platform
@@ -233,6 +234,28 @@ def versions() -> dict[str, str]:
         "scipy": metadata.version("scipy"),
         "python": platform.python_version(),
     }
+
+
+def write_gzipped(record: Mapping[str, Any], path: Path) -> None:
+    """Write ``record`` as compact JSON to the gzip file ``path``, byte for byte the same for the same record
+    (no file name, modification time 0).
+
+    Parameters
+    ----------
+    record : mapping
+        A JSON-ready record without NaN or infinity.
+    path : pathlib.Path
+        The file written (its folder is created).
+
+    Raises
+    ------
+    ValueError
+        If the record holds NaN or infinity (JSON's ``allow_nan=False``).
+    """
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as out:
+        out.write(text.encode())
 
 
 def _rounded(values: NDArray[np.float64], digits: int = 6) -> list:

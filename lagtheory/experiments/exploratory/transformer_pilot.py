@@ -44,12 +44,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..confirmatory.records import write_gzipped
 from ..engine.cells import TrainingConfig, check_seeds, run_rows
 from ..engine.distributed import finished, run_units
 from ..parameters import fill_doc
 from ..tasks.transformer.task import TransformerLanguageRuns, TransformerSetting, row_outcomes
-from .records import config_from_dict, config_to_dict, versions
+from .records import config_from_dict, config_to_dict, versions, write_gzipped
 from .studies import TRANSFORMER_STUDY_LANGUAGES
 
 FORMAT = "lagtheory-transformer-pilot-1"
