@@ -187,3 +187,22 @@ def test_bad_records_are_refused(record):
         ST.study("nonsense")
     with pytest.raises(ValueError, match="schedules"):
         RN.rerun(SMALL, record["cells"]["regression/sgd/budget/T*4"]["configuration"], ["lead"], [0])
+
+
+def test_a_setting_record_leaves_out_later_options_at_their_defaults():
+    """The transformer setting's options added by issue 32 are left out of a cell's record form at their defaults
+    (the first model, whose records lack them) and kept otherwise; the record reads back to the same setting."""
+    from lagtheory.experiments.tasks.transformer.task import TransformerSetting
+
+    first = TransformerSetting()
+    record = RC.setting_record(first)
+    assert not set(TransformerSetting.LATER_OPTIONS) & set(record)
+    assert set(record) == {field.name for field in dataclasses.fields(first)} - set(TransformerSetting.LATER_OPTIONS)
+    changed = TransformerSetting(scaling="log", initialisation="standard")
+    record = RC.setting_record(changed)
+    assert (record["scaling"], record["initialisation"]) == ("log", "standard")
+    assert "previous_token" not in record and "compute_dtype" not in record
+    for setting in (first, changed, TransformerSetting(previous_token=True, compute_dtype="float32")):
+        assert RC.config_from_dict(TransformerSetting, RC.setting_record(setting)) == setting
+    other = RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3)
+    assert RC.setting_record(other) == RC.config_to_dict(other)  # a type without later options: all its fields

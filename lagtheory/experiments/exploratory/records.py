@@ -193,9 +193,33 @@ def cell_configuration(cell: Cell) -> dict[str, Any]:
         "sweep": cell.sweep,
         "level": cell.level,
         "schedules": list(cell.schedules),
-        "setting": config_to_dict(cell.setting),
+        "setting": setting_record(cell.setting),
         "training": config_to_dict(cell.training),
     }
+
+
+def setting_record(setting: Any) -> dict[str, Any]:
+    """A cell's setting in its record form: :func:`config_to_dict`, less each option of the setting type's
+    ``LATER_OPTIONS`` (options added after its first records; none when the type has no such attribute) that is
+    at its default, so that a record written before the option existed still states the setting exactly
+    (:func:`config_from_dict` fills the defaults back in).
+
+    Parameters
+    ----------
+    setting : object
+        A setting dataclass instance.
+
+    Returns
+    -------
+    dict
+        Its fields, JSON-ready, less the later options at their defaults.
+    """
+    found = config_to_dict(setting)
+    defaults = {field.name: field.default for field in dataclasses.fields(setting)}
+    for name in getattr(type(setting), "LATER_OPTIONS", ()):
+        if found[name] == defaults[name]:
+            del found[name]
+    return found
 
 
 def cell_from_configuration(the_study: Study, configuration: Mapping[str, Any]) -> Cell:
