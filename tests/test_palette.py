@@ -369,3 +369,34 @@ def test_the_budget_curves_take_the_palette() -> None:
     plt.close(fig)
     assert not strays, strays
     assert len(styles) == len(ax.lines)  # six tasks, six distinct lines
+
+
+@pytest.mark.parametrize("outcome", ["failure", "recognition"])
+def test_the_verdicts_step_size_figures_print_on_one_page(outcome: str) -> None:
+    """The verdict chapter draws step_size_grid for every confirmatory task (failure) and for its languages
+    (recognition); printed at the PDF's text width, each figure must leave room for its caption on the page
+    (in one column, nine tasks printed 12.7 in tall and LaTeX reported the float too large by 48 pt)."""
+    import matplotlib.pyplot as plt
+
+    from lagtheory.experiments.confirmatory import figures
+    from lagtheory.experiments.confirmatory.design import confirmatory_tasks
+    from lagtheory.training import OPTIMISERS
+
+    tasks = [design.name for study, design in confirmatory_tasks() if outcome == "failure" or study == "languages"]
+    rates = [0.01, 0.1, 1.0]
+    curve = {
+        "rates": rates,
+        "calibrated": [0.1],
+        "best_joint": [0.1],
+        "best_lag": [0.1],
+        outcome: {"joint": [0.2, 0.1, 0.5], "lag": [0.1, 0.1, 0.4], "interval": [[-0.2, 0.0]] * len(rates)},
+    }
+    fig = figures.step_size_grid({(t, o): curve for t in tasks for o in OPTIMISERS}, tasks, OPTIMISERS, outcome)
+    scale = min(1.0, PRINTED_TEXT_WIDTH / fig.get_figwidth())
+    tall = fig.get_figheight() * scale
+    titles = sorted(ax.get_title() for ax in fig.axes if ax.axison)
+    strays = {f"{kind} {c}" for kind, c in drawn_colours(fig) if tuple(round(x, 4) for x in c) not in palette_rgb()}
+    plt.close(fig)
+    assert titles == sorted(f"{t}, {figures.OPTIMISER_NAMES[o]}" for t in tasks for o in OPTIMISERS)
+    assert not strays, strays
+    assert tall <= TALLEST_PRINTED_INCHES, f"{len(tasks)} tasks: the figure prints {tall:.2f} in tall"

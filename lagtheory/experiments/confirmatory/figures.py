@@ -97,11 +97,19 @@ def verdict_grid(
     return fig
 
 
+TASKS_IN_ONE_COLUMN = 4
+"""Up to this many tasks, :func:`step_size_grid` draws one task per row."""
+
+
 def step_size_grid(
     curves: Mapping[tuple[str, str], Mapping[str, Any]], tasks: Sequence[str], optimisers: Sequence[str], outcome: str
 ) -> Figure:
-    """Joint's and lag's rate of ``outcome`` against the base rate, one panel per task (rows) and optimiser
-    (columns), from :func:`~lagtheory.experiments.confirmatory.step_size.step_size_curves`.
+    """Joint's and lag's rate of ``outcome`` against the base rate, one panel per task and optimiser, from
+    :func:`~lagtheory.experiments.confirmatory.step_size.step_size_curves`.
+
+    The optimisers of a task stand side by side; with more than :data:`TASKS_IN_ONE_COLUMN` tasks, two tasks
+    share a row, so that the figure printed at the PDF's text width stays within a page (nine tasks in one
+    column printed 12.7 in tall).
 
     Parameters
     ----------
@@ -119,11 +127,21 @@ def step_size_grid(
     matplotlib.figure.Figure
         The figure.
     """
+    per_row = 1 if len(tasks) <= TASKS_IN_ONE_COLUMN else 2
+    rows = -(-len(tasks) // per_row)
     fig, axes = plt.subplots(
-        len(tasks), len(optimisers), figsize=(8.5, 1.75 * len(tasks) + 0.8), constrained_layout=True, squeeze=False
+        rows,
+        per_row * len(optimisers),
+        figsize=(8.5, (1.75 if per_row == 1 else 1.55) * rows + 0.8),
+        constrained_layout=True,
+        squeeze=False,
     )
-    for row, task in enumerate(tasks):
-        for column, optimiser in enumerate(optimisers):
+    for ax in axes.flat[len(tasks) * len(optimisers) :]:
+        ax.set_axis_off()
+    for index, task in enumerate(tasks):
+        row, first_column = divmod(index, per_row)
+        for offset, optimiser in enumerate(optimisers):
+            column = first_column * len(optimisers) + offset
             ax = axes[row][column]
             curve = curves[(task, optimiser)]
             rates, found = np.array(curve["rates"]), curve[outcome]
@@ -145,7 +163,7 @@ def step_size_grid(
             ax.set_title(f"{task}, {OPTIMISER_NAMES[optimiser]}", fontsize=9)
             if column == 0:
                 ax.set_ylabel(f"{outcome} rate", fontsize=8)
-    for ax in axes[-1]:
-        ax.set_xlabel("base rate", fontsize=8)
+            if index + per_row >= len(tasks):  # no panel of this column below it
+                ax.set_xlabel("base rate", fontsize=8)
     axes[0][0].legend(fontsize=8, loc="center left", frameon=False)
     return fig
