@@ -3,7 +3,7 @@
 Each mutation replaces one exact piece of source text in the package (a dropped log n, p and
 1 - p swapped, an off-by-one pmf, ...). For each, the script
 
-1. applies it to a scratch copy of the committed tree (``git archive HEAD``; the working tree is
+1. applies it to a scratch copy of the committed tree (a shared clone at HEAD; the working tree is
    never touched), with ``PYTHONPATH`` pointing at the copy so that the tests and the notebook
    kernels import the mutated package;
 2. runs the unit tests (``pytest -x``: the tests named for the mutation first, then the rest) and
@@ -632,12 +632,15 @@ print("RESULT " + json.dumps(result))
 
 
 def scratch_copy() -> Path:
-    """The committed tree (HEAD) in a new temporary directory, made a git repository (no commit) so that
-    tests which ask git what it ignores (tests/test_lab.py) see the tree's .gitignore as in a checkout."""
+    """The committed tree (HEAD) in a new temporary directory: a clone sharing the repository's objects, so that
+    the tests that read git (what it ignores, tests/test_lab.py; the order of commits,
+    tests/test_transformer_study.py) see the history and .gitignore of a checkout."""
     scratch = Path(tempfile.mkdtemp(prefix="mutation-catalogue-"))
-    archive = subprocess.run(["git", "-C", str(REPOSITORY), "archive", "HEAD"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
-    subprocess.run(["git", "init", "-q", str(scratch)], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    )
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(REPOSITORY), str(scratch)], check=True)
+    subprocess.run(["git", "-C", str(scratch), "checkout", "-q", "--detach", head.stdout.strip()], check=True)
     return scratch
 
 
