@@ -47,7 +47,7 @@ import torch
 from ..engine.cells import TrainingConfig, check_seeds, run_rows
 from ..engine.distributed import finished, run_units
 from ..parameters import fill_doc
-from ..tasks.transformer.task import TransformerLanguageRuns, TransformerSetting, row_outcomes
+from ..tasks.transformer.task import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting, row_outcomes
 from .records import config_from_dict, config_to_dict, versions, write_gzipped
 from .studies import TRANSFORMER_STUDY_LANGUAGES
 
@@ -63,20 +63,10 @@ CONFIGURATION_SEEDS = PILOT_SEEDS[:8]
 PILOT_SETTING = TransformerSetting(initialisation="standard", eval_chunk=16)
 """The data and tests (N0 = 16, tested at 16, 64, 256) with the standard initialisation; the other
 architecture fields are set by each configuration."""
-PILOT_TRAINING = TrainingConfig(
-    steps=300,
-    attention_lr=0.01,
-    output_lr=0.01,
-    warm_steps=75,
-    big_step=0.75,
-    batch_size=32,
-    optimiser="adam",
-    output_scale=1.0,
-    attention_init="random",
-    attention_scale=1.0,
-)
-"""Adam at 0.01, T = 300, batches of 32; every draw at scale 1, which with the standard initialisation
-makes the weight matrices LeCun-normal, the embeddings N(0, 1) and the biases 0."""
+PILOT_TRAINING = dataclasses.replace(TRANSFORMER_TRAINING, big_step=0.75, output_scale=1.0, attention_scale=1.0)
+"""The first configuration's training (Adam at 0.01, T = 300, batches of 32) with every draw at scale 1, which
+with the standard initialisation makes the weight matrices LeCun-normal, the embeddings N(0, 1) and the biases
+0 (and three-phase's attention step 0.75)."""
 CONFIGURATIONS: tuple[dict[str, Any], ...] = tuple(
     {"scaling": scaling, "positions": positions, "layers": 1}
     for scaling in ("none", "log")
