@@ -22,6 +22,7 @@ import pytest
 
 from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.confirmatory import transformer as S
+from lagtheory.experiments.confirmatory import transformer_analysis as A
 from lagtheory.experiments.exploratory import transformer_pilot as P
 from lagtheory.experiments.paths import (
     REGISTRATION_HASH,
@@ -241,7 +242,7 @@ def test_analyse_by_hand(monkeypatch):
     """A toy design (two compared languages, two rates, six seeds in two units) and a record built by hand:
     the counts, rates, windows and the control's count are the ones written here; the verdicts follow Holm."""
     stored = "a" * 64
-    monkeypatch.setattr(S, "stored_hash", lambda path: stored)
+    monkeypatch.setattr(A, "stored_hash", lambda path: stored)
     design = {
         "compared": ["L1", "L2"],
         "control": "C",
@@ -323,7 +324,7 @@ def test_analyse_verdicts_by_hand(monkeypatch):
     so the Bonferroni interval is [2, 2] (helps), [0.5, 0.5] (hurts), [1, 1] (undetermined).
     """
     stored = "c" * 64
-    monkeypatch.setattr(S, "stored_hash", lambda path: stored)
+    monkeypatch.setattr(A, "stored_hash", lambda path: stored)
     languages = ("L1", "L2", "L3")
     seeds = list(range(40))
     design = {
@@ -410,7 +411,7 @@ def test_analyse_command_writes_an_infinite_window_ratio(monkeypatch, tmp_path):
     """Where only lag has a window (joint fails at every rate, lag at none) the ratio is +inf, every resample
     gives +inf, so the interval is [inf, inf] and lag helps; the command writes it and the file reads back."""
     stored = "d" * 64
-    monkeypatch.setattr(S, "stored_hash", lambda path: stored)
+    monkeypatch.setattr(A, "stored_hash", lambda path: stored)
     design = {
         "compared": ["L1"],
         "control": "C",

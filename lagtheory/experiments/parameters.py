@@ -282,7 +282,7 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     ),
     "pilot_rows": (
         "rows : mapping",
-        "Row key -> row (:func:`~lagtheory.experiments.confirmatory.transformer.pilot_rows`).",
+        "Row key -> row (:func:`~lagtheory.experiments.confirmatory.transformer_rows.pilot_rows`).",
     ),
     "predictor_seeds": (
         "seeds : sequence of int, optional",
@@ -450,7 +450,7 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     ),
     "transformer_design": (
         "design : mapping",
-        "The registered transformer design (:func:`~lagtheory.experiments.confirmatory.transformer.load_design`).",
+        "The registered transformer design (:func:`~lagtheory.experiments.confirmatory.transformer_design.load_design`).",
     ),
     "transformer_setting": (
         "setting : TransformerSetting",

@@ -17,5 +17,11 @@
 - :mod:`~lagtheory.experiments.confirmatory.sensitivity`: outcome (c)'s Monte Carlo error;
 - :mod:`~lagtheory.experiments.confirmatory.stability`: an exploratory successor to the predictor, scored on
   the validation cells.
-- :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32).
+- the registered transformer study, by job: :mod:`~lagtheory.experiments.confirmatory.transformer_rows` (the rows
+  of the pilot's and the study's records), :mod:`~lagtheory.experiments.confirmatory.transformer_design` (its frozen
+  design), :mod:`~lagtheory.experiments.confirmatory.transformer_text` (its registered section's text),
+  :mod:`~lagtheory.experiments.confirmatory.transformer_runs` (its runs), and
+  :mod:`~lagtheory.experiments.confirmatory.transformer_analysis` (its registered analysis);
+  :mod:`~lagtheory.experiments.confirmatory.transformer` keeps the names and the command its registered section
+  quotes, as an alias.
 """

@@ -5,7 +5,7 @@ The page holds several **registered sections** (:data:`SECTIONS`), each with its
 lines and its own hash file: ``"confirmatory"``, the confirmatory study of issue 20 (markers
 :data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), and ``"transformer"``, the registered transformer
 study of issue 32 (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
-:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer`).
+:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer_design`).
 A section is every line strictly between its begin line and its end line (each must occur
 exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before
 hashing, line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so any other

@@ -35,65 +35,12 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from lagtheory._validation import check_integer, check_positive
-from lagtheory.schedules import AVAILABLE_SCHEDULES, Phase, ScheduleSettings, check_schedule_name, make_schedule
-from lagtheory.training import OPTIMISERS, TorchGroupOptimiser, descend
+from lagtheory._validation import check_integer
+from lagtheory.schedules import AVAILABLE_SCHEDULES, Phase, check_schedule_name, make_schedule
+from lagtheory.training import TorchGroupOptimiser, descend
 
 from ..parameters import fill_doc
-
-ATTENTION_INITS = ("zero", "random", "preset")
-GROUPS = ("attention", "output")
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrainingConfig(ScheduleSettings):
-    """How every schedule of a cell is trained: the :class:`~lagtheory.schedules.ScheduleSettings`
-    of the named schedules (``steps`` the budget T, counted by ``accounting``: "total", every
-    schedule T steps in all; "joint", the last phase T steps after any warm-up), and, given by
-    keyword, ``batch_size`` examples per step; ``optimiser`` "sgd" or "adam"; the output group
-    starts i.i.d. N(0, output_scale^2), the attention at 0 (``attention_init="zero"``), i.i.d.
-    N(0, attention_scale^2) ("random") or at the task's preset value ("preset"; the readout is
-    still drawn fresh).
-
-    Attributes
-    ----------
-    steps, attention_lr, output_lr, warm_steps, big_step, first_output_step, accounting
-        As in :class:`~lagtheory.schedules.ScheduleSettings` (``steps`` and ``warm_steps``
-        integers >= 1, step sizes finite and > 0, ``accounting`` "total" or "joint").
-    batch_size : int
-        Examples per step, an integer >= 1.
-    optimiser : {"sgd", "adam"}, optional
-        torch's SGD or Adam.
-    output_scale : float, optional
-        The standard deviation of the output group's initial draws, finite and > 0.
-    attention_init : {"zero", "random", "preset"}, optional
-        The attention's initial value: 0, i.i.d. N(0, attention_scale^2), or the task's preset.
-    attention_scale : float, optional
-        The standard deviation of ``"random"`` attention draws, finite and > 0.
-
-    Raises
-    ------
-    ValueError
-        If a field is out of the range above (or of those of ``ScheduleSettings``).
-    TypeError
-        If an integer or number field has the wrong type.
-    """
-
-    batch_size: int
-    optimiser: str = "sgd"
-    output_scale: float = 0.1
-    attention_init: str = "zero"
-    attention_scale: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_integer(self.batch_size, "batch_size", minimum=1)
-        if self.optimiser not in OPTIMISERS:
-            raise ValueError(f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}")
-        check_positive(self.output_scale, "output_scale")
-        check_positive(self.attention_scale, "attention_scale")
-        if self.attention_init not in ATTENTION_INITS:
-            raise ValueError(f"attention_init must be one of {ATTENTION_INITS}, got {self.attention_init!r}")
+from .config import GROUPS, TrainingConfig
 
 
 class TrainingStream(Protocol):

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..engine.cells import CellResult, TrainingConfig
+from ..engine.cells import CellResult
+from ..engine.config import TrainingConfig, config_from_dict, config_to_dict, json_ready
 from ..parameters import fill_doc
 from ..paths import BOOK_DATA, record_path
 from ..statistics.paired import Comparison, compare
@@ -59,64 +60,6 @@ from .design import (
 FORMAT = "lagtheory-study-2"
 STUDY_NAMES = ("languages", "regression", "icl")
 """The exploratory studies whose records are the set the registration was written from (seeds 0..29)."""
-
-
-def config_to_dict(config: Any) -> dict[str, Any]:
-    """A frozen dataclass as a JSON-ready dict (tuples become lists).
-
-    Parameters
-    ----------
-    config : object
-        A dataclass instance.
-
-    Returns
-    -------
-    dict
-        Its fields, JSON-ready.
-    """
-    return json_ready(dataclasses.asdict(config))
-
-
-def config_from_dict(kind: type, values: Mapping[str, Any]) -> Any:
-    """The dataclass ``kind`` from :func:`config_to_dict`'s output (lists become tuples).
-
-    Parameters
-    ----------
-    kind : type
-        The dataclass.
-    values : mapping
-        Its fields, as :func:`config_to_dict` gives them.
-
-    Returns
-    -------
-    object
-        The ``kind`` instance (which checks its fields as its constructor does).
-    """
-    return kind(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
-
-
-def json_ready(value: Any) -> Any:
-    """Tuples and numpy values as JSON-ready lists and Python numbers.
-
-    Parameters
-    ----------
-    value : object
-        Nested dicts, lists, tuples, numpy arrays and scalars; anything else is kept.
-
-    Returns
-    -------
-    object
-        The same structure with lists and Python numbers.
-    """
-    if isinstance(value, dict):
-        return {key: json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return json_ready(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 @fill_doc

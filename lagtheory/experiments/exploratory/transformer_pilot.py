@@ -2,12 +2,12 @@
 study (``book/registration.md``, its transformer section) on seeds of its own, never the confirmatory ones.
 Nothing here is a confirmatory claim: the pilot chooses what the registration then freezes.
 
-Stages (each a set of units of :func:`run_unit`, run by :func:`lagtheory.experiments.engine.distributed.run_units`):
+Stages (each a set of units of :func:`~lagtheory.experiments.tasks.transformer.units.run_unit`, run by :func:`lagtheory.experiments.engine.distributed.run_units`):
 
 * ``configuration``: every language of :data:`~lagtheory.experiments.exploratory.studies.TRANSFORMER_STUDY_LANGUAGES`
   under each configuration of :data:`CONFIGURATIONS` (attention scaling none or log n; learned,
   sinusoidal or first-marked positions; one layer), joint and lag (warm-up T/4) at Adam's step
-  size 0.01 with the standard initialisation (:data:`PILOT_TRAINING`), on the 8 seeds
+  size 0.01 with the standard initialisation (:data:`~lagtheory.experiments.tasks.transformer.units.PILOT_TRAINING`), on the 8 seeds
   :data:`CONFIGURATION_SEEDS`, once in float64 and once in float32 arithmetic (the float32 question of
   issue 32, item 5);
 * ``tuning`` (after the configuration is chosen): the chosen configuration at every rate of
@@ -36,19 +36,18 @@ import argparse
 import dataclasses
 import shlex
 import sys
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from ..engine.cells import TrainingConfig, check_seeds, run_rows
+from ..engine.config import TrainingConfig
 from ..engine.distributed import finished, run_units
 from ..parameters import fill_doc
-from ..tasks.transformer.task import TRANSFORMER_TRAINING, TransformerLanguageRuns, TransformerSetting, row_outcomes
-from .records import config_from_dict, config_to_dict, versions, write_gzipped
+from ..tasks.transformer.task import TransformerSetting
+from ..tasks.transformer.units import PILOT_TRAINING, run_unit, training_at, unit_payload
+from .records import versions, write_gzipped
 from .studies import TRANSFORMER_STUDY_LANGUAGES
 
 FORMAT = "lagtheory-transformer-pilot-1"
@@ -63,10 +62,6 @@ CONFIGURATION_SEEDS = PILOT_SEEDS[:8]
 PILOT_SETTING = TransformerSetting(initialisation="standard", eval_chunk=16)
 """The data and tests (N0 = 16, tested at 16, 64, 256) with the standard initialisation; the other
 architecture fields are set by each configuration."""
-PILOT_TRAINING = dataclasses.replace(TRANSFORMER_TRAINING, big_step=0.75, output_scale=1.0, attention_scale=1.0)
-"""The first configuration's training (Adam at 0.01, T = 300, batches of 32) with every draw at scale 1, which
-with the standard initialisation makes the weight matrices LeCun-normal, the embeddings N(0, 1) and the biases
-0 (and three-phase's attention step 0.75)."""
 CONFIGURATIONS: tuple[dict[str, Any], ...] = tuple(
     {"scaling": scaling, "positions": positions, "layers": 1}
     for scaling in ("none", "log")
@@ -82,92 +77,6 @@ WARM_FRACTIONS = (0.125, 0.25, 0.5)
 """Lag's warm-up fractions of the budget in the tuning stage."""
 VALIDATION_SEED_OFFSET = 500
 """The tuning stage evaluates on the test words drawn from the test seed plus this (the validation set)."""
-
-
-def training_at(rate: float, warm_fraction: float = 0.25, base: TrainingConfig = PILOT_TRAINING) -> TrainingConfig:
-    """``base`` at step size ``rate`` for both groups, lag's warm-up ``round(T * warm_fraction)`` steps.
-
-    Parameters
-    ----------
-    rate : float
-        The step size of both groups, > 0.
-    warm_fraction : float, optional
-        Lag's warm-up as a fraction of the budget, in (0, 1).
-    base : TrainingConfig, optional
-        The rest of the configuration.
-
-    Returns
-    -------
-    TrainingConfig
-        The configuration.
-    """
-    warm = max(1, round(base.steps * warm_fraction))
-    return dataclasses.replace(base, attention_lr=rate, output_lr=rate, warm_steps=warm, big_step=rate * warm)
-
-
-@fill_doc
-def unit_payload(
-    language: str, setting: TransformerSetting, rows: Sequence[tuple[str, TrainingConfig]], seeds: Sequence[int]
-) -> dict[str, Any]:
-    """A unit: the rows (schedule, training) of one language and setting, trained together on ``seeds``.
-
-    Parameters
-    ----------
-    language : str
-        A transformer language.
-    %(transformer_setting)s
-    rows : sequence of (str, TrainingConfig)
-        The rows, sharing the optimiser and batch size.
-    %(seeds)s
-
-    Returns
-    -------
-    dict
-        JSON-ready.
-    """
-    return {
-        "language": language,
-        "setting": config_to_dict(setting),
-        "rows": [{"schedule": schedule, "training": config_to_dict(config)} for schedule, config in rows],
-        "seeds": list(check_seeds(seeds)),
-    }
-
-
-def _stored(values: Any) -> Any:
-    """Per-seed values (nested) as JSON-ready numbers: booleans kept, non-finite floats as None."""
-    if np.ndim(values) > 0:
-        return [_stored(value) for value in values]
-    if isinstance(values, (bool, np.bool_)):
-        return bool(values)
-    return float(values) if np.isfinite(values) else None
-
-
-def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """Train a unit's rows (:func:`unit_payload`) in one batched engine call and return, per row, its
-    schedule, training and per-seed outcomes (:func:`~lagtheory.experiments.tasks.transformer.task.row_outcomes`),
-    with ``seconds`` of wall time and ``cpu_seconds`` of this process's CPU time.
-
-    Parameters
-    ----------
-    payload : mapping
-        :func:`unit_payload`'s output.
-
-    Returns
-    -------
-    dict
-        ``rows``, ``seconds``, ``cpu_seconds``.
-    """
-    start, cpu = time.perf_counter(), time.process_time()
-    setting = config_from_dict(TransformerSetting, payload["setting"])
-    task = TransformerLanguageRuns(payload["language"], setting)
-    rows = [(row["schedule"], config_from_dict(TrainingConfig, row["training"])) for row in payload["rows"]]
-    result = run_rows(task, rows, payload["seeds"])
-    outcomes = row_outcomes(result.metrics, result.losses)
-    stored = []
-    for k, row in enumerate(payload["rows"]):
-        values = {name: _stored(value[k]) for name, value in outcomes.items()}
-        stored.append({**row, "values": values})
-    return {"rows": stored, "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
 
 
 def configuration_units() -> dict[str, dict[str, Any]]:
