@@ -26,7 +26,9 @@ from lagtheory.experiments.confirmatory.records import committed_stages
 from lagtheory.experiments.confirmatory.registration import CONFIRMATORY_SEEDS, EXPLORATORY_SEEDS, stored_hash
 from lagtheory.experiments.confirmatory.stages import cell_configuration as confirmatory_configuration
 from lagtheory.experiments.confirmatory.tuning import best_runs
-from lagtheory.experiments.exploratory.records import cell_configuration, design_constants, json_ready, load_record
+from lagtheory.experiments.engine.config import json_ready
+from lagtheory.experiments.exploratory.entries import cell_configuration, design_constants
+from lagtheory.experiments.exploratory.records import load_record
 from lagtheory.experiments.exploratory.studies import study
 from lagtheory.experiments.paths import BOOK_DATA, CONFIRMATORY_RECORDS, REGISTRATION_HASH
 

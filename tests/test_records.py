@@ -14,6 +14,7 @@ import pytest
 
 from lagtheory.experiments.exploratory import calibration as CB
 from lagtheory.experiments.exploratory import design as DS
+from lagtheory.experiments.exploratory import entries as EN
 from lagtheory.experiments.exploratory import records as RC
 from lagtheory.experiments.exploratory import runner as RN
 from lagtheory.experiments.exploratory import studies as ST
@@ -195,14 +196,14 @@ def test_a_setting_record_leaves_out_later_options_at_their_defaults():
     from lagtheory.experiments.tasks.transformer.task import TransformerSetting
 
     first = TransformerSetting()
-    record = RC.setting_record(first)
+    record = EN.setting_record(first)
     assert not set(TransformerSetting.LATER_OPTIONS) & set(record)
     assert set(record) == {field.name for field in dataclasses.fields(first)} - set(TransformerSetting.LATER_OPTIONS)
     changed = TransformerSetting(scaling="log", initialisation="standard")
-    record = RC.setting_record(changed)
+    record = EN.setting_record(changed)
     assert (record["scaling"], record["initialisation"]) == ("log", "standard")
     assert "previous_token" not in record and "compute_dtype" not in record
     for setting in (first, changed, TransformerSetting(previous_token=True, compute_dtype="float32")):
-        assert RC.config_from_dict(TransformerSetting, RC.setting_record(setting)) == setting
+        assert RC.config_from_dict(TransformerSetting, EN.setting_record(setting)) == setting
     other = RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3)
-    assert RC.setting_record(other) == RC.config_to_dict(other)  # a type without later options: all its fields
+    assert EN.setting_record(other) == RC.config_to_dict(other)  # a type without later options: all its fields

@@ -15,7 +15,8 @@ from lagtheory.experiments.engine.cells import TrainingConfig, check_device, run
 from lagtheory.experiments.exploratory import runner as RN
 from lagtheory.experiments.exploratory import studies as ST
 from lagtheory.experiments.exploratory.design import TaskDesign
-from lagtheory.experiments.exploratory.records import cell_entry, load_record, validate_record
+from lagtheory.experiments.exploratory.entries import cell_entry
+from lagtheory.experiments.exploratory.records import load_record, validate_record
 from lagtheory.experiments.paths import RUNS, record_path, units_folder
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting

@@ -19,8 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..engine.cells import check_seeds, run_rows
+from ..engine.config import config_to_dict
 from ..exploratory.design import TaskDesign, capped_log_loss
-from ..exploratory.records import config_to_dict, storable
+from ..exploratory.entries import storable
 from ..exploratory.runner import design_of, task_payload
 from ..exploratory.studies import STUDIES
 from ..parameters import fill_doc

@@ -4,7 +4,8 @@
 - :mod:`~lagtheory.experiments.exploratory.calibration`: the base step sizes;
 - :mod:`~lagtheory.experiments.exploratory.studies`: the studies, as data;
 - :mod:`~lagtheory.experiments.exploratory.runner`: their runner (units, records, seeded re-runs);
-- :mod:`~lagtheory.experiments.exploratory.records`: the per-seed records;
+- :mod:`~lagtheory.experiments.exploratory.records`: the per-seed records (their format, reading and checks);
+- :mod:`~lagtheory.experiments.exploratory.entries`: a study's record written from its runs;
 - :mod:`~lagtheory.experiments.exploratory.regimes`: their statistics (families, regime maps, tables);
 - :mod:`~lagtheory.experiments.exploratory.figures`: their figures;
 - :mod:`~lagtheory.experiments.exploratory.outcomes`: the decomposed outcomes of a record (failure, the loss

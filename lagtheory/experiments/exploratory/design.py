@@ -284,7 +284,7 @@ class Study:
     optimiser (the sweep :func:`study_cells` by default); ``calibrated``: whether the base rates come
     from :func:`lagtheory.experiments.exploratory.calibration.calibrate` (otherwise ``cells`` gets an empty
     mapping); ``constants`` what the record stores as its design (None: the sweep's,
-    :func:`lagtheory.experiments.exploratory.records.design_constants`).
+    :func:`lagtheory.experiments.exploratory.entries.design_constants`).
 
     Attributes
     ----------

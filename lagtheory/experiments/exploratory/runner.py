@@ -24,16 +24,8 @@ from ..engine.distributed import run_units_serially
 from ..parameters import fill_doc
 from .calibration import calibrate
 from .design import Cell, Study, TaskDesign, rows_of
-from .records import (
-    cell_entry,
-    cell_from_configuration,
-    cell_values,
-    config_from_dict,
-    config_to_dict,
-    mismatches,
-    reproduction_sample,
-    study_record,
-)
+from .entries import cell_entry, cell_values, study_record
+from .records import cell_from_configuration, config_from_dict, config_to_dict, mismatches, reproduction_sample
 from .studies import study
 
 
@@ -230,7 +222,7 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The work of one unit (:func:`calibration_units`, :func:`cell_units`, and the confirmatory validation
     stage's calibrations), JSON-ready: ``calibration`` (:func:`lagtheory.experiments.exploratory.calibration.calibrate`'s
     result, at the payload's ``levels`` where it gives them, a cell with no rate kept as None where it says
-    ``keep_undefined``) or ``cells`` (cell name -> :func:`lagtheory.experiments.exploratory.records.cell_entry`),
+    ``keep_undefined``) or ``cells`` (cell name -> :func:`lagtheory.experiments.exploratory.entries.cell_entry`),
     ``seconds`` its wall time and ``cpu_seconds`` this process's CPU time; a payload's ``registration`` hash is
     returned with the result. The study's ``build`` and ``cells`` are those of
     :data:`~lagtheory.experiments.exploratory.studies.STUDIES` under the payload's study name; the task design
@@ -285,7 +277,7 @@ def run_study(
     the_study: Study, seeds: Sequence[int], command: str, execute: Execute = serially, device: str = "cpu"
 ) -> dict[str, Any]:
     """Calibrate (a calibrated study) and run every cell of a study; its record
-    (:func:`lagtheory.experiments.exploratory.records.study_record`, written by ``command``).
+    (:func:`lagtheory.experiments.exploratory.entries.study_record`, written by ``command``).
 
     The work is done in units (:func:`calibration_units`, then :func:`cell_units` with the chosen base
     rates), each by :func:`run_unit`, through ``execute``: :func:`serially`, or on a dask cluster
@@ -332,7 +324,7 @@ def rerun(
     the_study: Study, configuration: Mapping[str, Any], schedules: Sequence[str], seeds: Sequence[int]
 ) -> dict[str, NDArray]:
     """Run a stored cell again, alone, for some of its schedules and seeds; its per-seed quantities
-    (:func:`lagtheory.experiments.exploratory.records.cell_values`).
+    (:func:`lagtheory.experiments.exploratory.entries.cell_values`).
 
     Parameters
     ----------
