@@ -13,6 +13,8 @@ itself otherwise).
   a module of a higher room is *upward* (the core package importing the experiments, the engine
   importing a study). A package's ``__init__`` sits in the room of the package.
 - **Cycles**: strongly connected components of more than one module (Tarjan), and self-imports.
+- A module's ``if __name__ == "__main__":`` block is left out: it runs only as a script, never on import (the
+  aliases of the one command import the command there).
 
 Nothing here is a test; the numbers go into the issue notes.
 """
@@ -89,11 +91,30 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
     return found
 
 
+def is_main_block(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__":``, the block that runs only when the module is run as a
+    script (an alias of the one command imports the command there), never when it is imported."""
+    test = getattr(node, "test", None)
+    return (
+        isinstance(node, ast.If)
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
 def imports(name: str, path: Path, known: set[str]) -> set[str]:
     """The modules of the package that module ``name`` (source at ``path``) imports."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    script = {id(inner) for node in tree.body if is_main_block(node) for inner in ast.walk(node)}
+    for node in ast.walk(tree):
+        if id(node) in script:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -122,10 +122,10 @@ def test_a_stored_cell_reruns_alone_to_its_values(record):
     name = "regression/sgd/budget/T*4"
     configuration = record["cells"][name]["configuration"]
     fresh = RN.rerun(SMALL, configuration, ["lag"], [1])
-    assert RC.mismatches(record, name, fresh, ["lag"], [1], rtol=1e-10) == []
+    assert RC.mismatches(record, name, ["lag"], [1], fresh, rtol=1e-10) == []
     changed = json.loads(json.dumps(record))
     changed["cells"][name]["values"]["log10_test_loss"]["lag"][1] *= 1.001
-    assert RC.mismatches(changed, name, fresh, ["lag"], [1], rtol=1e-10) == ["log10_test_loss of lag"]
+    assert RC.mismatches(changed, name, ["lag"], [1], fresh, rtol=1e-10) == ["log10_test_loss of lag"]
 
 
 def test_reproduce_reruns_a_seeded_sample_and_finds_a_changed_value(record):
@@ -149,7 +149,7 @@ def test_failed_runs_are_compared_on_the_capped_metric_only(record):
     # a finite run below the cap: a relative change of 1e-3 in its loss is a mismatch
     assert not RC.failed_runs(changed, name, "lag")[1]
     moved = {**fresh, "test_loss": np.asarray(fresh["test_loss"], dtype=np.float64) * 1.001}
-    assert RC.mismatches(changed, name, moved, ["lag"], [1], rtol=1e-6) == ["test_loss of lag"]
+    assert RC.mismatches(changed, name, ["lag"], [1], moved, rtol=1e-6) == ["test_loss of lag"]
     # a run that blew up (loss far above the cap, primary metric at the cap): its raw loss is not compared,
     # the capped metric still is
     cap = 0.5
@@ -159,9 +159,9 @@ def test_failed_runs_are_compared_on_the_capped_metric_only(record):
     blown = {key: np.array(value, dtype=np.float64) if key == "test_loss" else value for key, value in fresh.items()}
     blown["test_loss"][0, 0] = 3e63
     blown["log10_test_loss"] = np.array([[cap]])
-    assert RC.mismatches(changed, name, blown, ["lag"], [1], rtol=1e-6) == []
+    assert RC.mismatches(changed, name, ["lag"], [1], blown, rtol=1e-6) == []
     blown["log10_test_loss"] = np.array([[cap - 1e-3]])
-    assert RC.mismatches(changed, name, blown, ["lag"], [1], rtol=1e-6) == ["log10_test_loss of lag"]
+    assert RC.mismatches(changed, name, ["lag"], [1], blown, rtol=1e-6) == ["log10_test_loss of lag"]
 
 
 def test_log_metric_near_zero_is_compared_absolutely(record):
@@ -172,9 +172,9 @@ def test_log_metric_near_zero_is_compared_absolutely(record):
     # a relative change of the log10 of 2.6e-5; within an absolute 1e-6
     changed["cells"][name]["values"]["log10_test_loss"]["lag"][1] = -3.97401e-4
     near = {**fresh, "log10_test_loss": np.array([[-3.97412e-4]])}
-    assert "log10_test_loss of lag" not in RC.mismatches(changed, name, near, ["lag"], [1], rtol=1e-6)
+    assert "log10_test_loss of lag" not in RC.mismatches(changed, name, ["lag"], [1], near, rtol=1e-6)
     near["log10_test_loss"] = np.array([[-3.97412e-4 + 1e-5]])
-    assert "log10_test_loss of lag" in RC.mismatches(changed, name, near, ["lag"], [1], rtol=1e-6)
+    assert "log10_test_loss of lag" in RC.mismatches(changed, name, ["lag"], [1], near, rtol=1e-6)
 
 
 def test_bad_records_are_refused(record):

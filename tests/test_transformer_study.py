@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lagtheory.experiments import run
 from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.confirmatory import transformer as S
 from lagtheory.experiments.confirmatory import transformer_analysis as A
@@ -400,11 +401,12 @@ def test_a_finished_only_record_holds_the_finished_units_and_lists_the_others(mo
     folder = tmp_path / "diagnostics.units"
     folder.mkdir()
     write_atomically(folder / "u-a.json", {"name": "u-a", "fingerprint": fingerprint(units["u-a"]), "result": {"x": 1}})
-    output = P.main(["--stage", "diagnostics", "--finished-only", "--quiet"])
+    output = run.main(["transformer-pilot", "--stage", "diagnostics", "--finished-only", "--quiet"])
     with gzip.open(output, "rt", encoding="utf-8") as handle:
         record = json.load(handle)
     assert record["units"] == {"u-a": {"language": "A", "x": 1}}
     assert record["missing"] == ["u-b"] and record["exploratory"] is True
+    assert record["command"].startswith("python -m lagtheory.experiments.run transformer-pilot --stage diagnostics")
 
 
 def test_analyse_command_writes_an_infinite_window_ratio(monkeypatch, tmp_path):
@@ -420,7 +422,7 @@ def test_analyse_command_writes_an_infinite_window_ratio(monkeypatch, tmp_path):
         "choices": {"L1": {"shared_rate": 0.1, "joint": {"rate": 0.1}, "lag": {"rate": 0.1, "warm_fraction": 0.25}}},
         "plan": {"power": {v: dict.fromkeys(S.OUTCOMES, 0.5) for v in S.VARIANTS}},
     }
-    monkeypatch.setattr(S, "load_design", lambda: design)
+    monkeypatch.setattr(A, "load_design", lambda: design)
     good, bad = _flags(False, True, 3), _flags(True, False, 3)
     rows = {
         "L1": [
@@ -435,7 +437,11 @@ def test_analyse_command_writes_an_infinite_window_ratio(monkeypatch, tmp_path):
     path = tmp_path / "study.json.gz"
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         json.dump(record, handle)
-    output = S.main(["analyse", "--record", str(path), "--output", str(tmp_path / "analysis.json")])
+    # through the module command the registered section quotes, an alias of the one command
+    output = run.alias(
+        "lagtheory.experiments.confirmatory.transformer",
+        ["analyse", "--record", str(path), "--output", str(tmp_path / "analysis.json")],
+    )
     window = json.loads(output.read_text())["window"]["L1"]
     assert window["ratio"] == float("inf") and window["interval_bonferroni"] == [float("inf")] * 2
     assert window["verdict"] == "helps"

@@ -12,7 +12,8 @@
 - :mod:`~lagtheory.experiments.exploratory`: the exploratory studies, their records and analysis;
 - :mod:`~lagtheory.experiments.predictor`: the registered predictor of where lag helps and its evaluation;
 - :mod:`~lagtheory.experiments.confirmatory`: the registered confirmatory study;
-- :mod:`~lagtheory.experiments.run`: the command that runs a study;
+- :mod:`~lagtheory.experiments.run`: the one command that runs every study, stage and analysis;
+- :mod:`~lagtheory.experiments.subcommands`: its subcommands beyond the exploratory and confirmatory studies;
 - :mod:`~lagtheory.experiments.paths`: where the experiments read and write;
 - :mod:`~lagtheory.experiments.parameters`: the parameter documentation their functions share, written once.
 """

@@ -1,6 +1,7 @@
 """The one command of the experiments: run a study of the empirical chapters, or a stage of the registered
-confirmatory study, on a dask cluster, and write its record. One option parser serves every study and stage,
-and checks each option once.
+confirmatory study, on a dask cluster, and write its record; or any other study, stage or analysis of the
+experiments (:data:`~lagtheory.experiments.subcommands.SUBCOMMANDS`). One option parser serves every study and
+stage, and checks each option once: an option a subcommand does not take is refused, naming it.
 
 The command::
 
@@ -33,6 +34,26 @@ without one the command refuses. ``--seeds``, ``--tasks``, ``--steps`` (and for 
 ``--optimisers``, ``--levels``) run part of a study or stage, or all of it with another step budget T: a trial,
 not the study's design (the record's configurations say what ran; a confirmatory record says so in its
 ``trial`` field).
+
+The other subcommands (:mod:`lagtheory.experiments.subcommands`)::
+
+    python -m lagtheory.experiments.run transformer-pilot --stage configuration|tuning|diagnostics
+        [--output PATH] [--overwrite] [--workers N] [--quiet] [--finished-only]
+    python -m lagtheory.experiments.run transformer-registered --part design|run|analyse
+        [--output PATH] [--overwrite] [--workers N] [--quiet] [--record PATH]
+    python -m lagtheory.experiments.run lag-timing [--output PATH] [--overwrite] [--design PATH]
+    python -m lagtheory.experiments.run sensitivity|successor [--output PATH] [--overwrite]
+    python -m lagtheory.experiments.run confirmatory-analysis --record GRID [BEST] [--output PATH] [--overwrite]
+    python -m lagtheory.experiments.run confirmatory-records|reanalysis|predictor|predictor-transformer|answer
+
+run the transformer's pilot (:mod:`lagtheory.experiments.exploratory.transformer_pilot`) and registered study
+(:mod:`lagtheory.experiments.confirmatory.transformer`), the lag timing
+(:mod:`lagtheory.experiments.exploratory.lag_timing`), outcome (c)'s Monte Carlo error
+(:mod:`lagtheory.experiments.confirmatory.sensitivity`), the successor to the predictor
+(:mod:`lagtheory.experiments.confirmatory.stability`), the confirmatory analysis of two stage records, and the
+files written from the committed records. The module commands that the book quotes
+(:data:`ALIASES`, e.g. ``python -m lagtheory.experiments.confirmatory.transformer run``, which its registered
+section quotes) are aliases: they call :func:`alias`, which runs this command.
 """
 
 from __future__ import annotations
@@ -58,13 +79,48 @@ from .engine.distributed import finished, run_units
 from .exploratory.records import write_record
 from .exploratory.runner import run_study
 from .exploratory.studies import STUDIES
+from .exploratory.transformer_pilot import PILOT_STAGES
 from .parameters import fill_doc
 from .paths import CONFIRMATORY_RUNS, RUNS, record_path, units_folder
+from .subcommands import SUBCOMMANDS
 
 CONFIRMATORY = "confirmatory"
 """The name the command gives the registered confirmatory study."""
 MIN_STEPS = 4
 """The shortest step budget T of a trial, so that every warm-up is at least one step (lag's T/8 in tuning)."""
+STUDY_OPTIONS = frozenset({"output", "overwrite", "scheduler", "workers", "device", "quiet", "seeds", "tasks", "steps"})
+"""The options of an exploratory study (:data:`~lagtheory.experiments.exploratory.studies.STUDIES`)."""
+CONFIRMATORY_OPTIONS = STUDY_OPTIONS | {"optimisers", "levels", "stage", "tuning"}
+"""The options of the confirmatory study's stages."""
+ALIASES: dict[str, tuple[str, bool]] = {
+    "lagtheory.experiments.confirmatory.transformer": ("transformer-registered", True),
+    "lagtheory.experiments.exploratory.transformer_pilot": ("transformer-pilot", False),
+    "lagtheory.experiments.exploratory.reanalysis": ("reanalysis", False),
+    "lagtheory.experiments.predictor.evaluation": ("predictor", False),
+    "lagtheory.experiments.predictor.transformer": ("predictor-transformer", False),
+    "lagtheory.experiments.confirmatory.records": ("confirmatory-records", False),
+}
+"""The module commands the book quotes (the registered transformer section, the registration page's dated
+entries, the confirmatory chapter), each kept as an alias of a subcommand: module -> (subcommand, whether the
+module's first argument is the subcommand's ``--part``). No other module of the package is runnable (a test)."""
+
+
+def options_of(study: str) -> frozenset[str]:
+    """The options subcommand ``study`` takes (argparse's names).
+
+    Parameters
+    ----------
+    study : str
+        A subcommand of the command.
+
+    Returns
+    -------
+    frozenset of str
+        Its options.
+    """
+    if study == CONFIRMATORY:
+        return CONFIRMATORY_OPTIONS
+    return STUDY_OPTIONS if study in STUDIES else SUBCOMMANDS[study].options
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,7 +136,7 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parse.add_argument("study", choices=[*sorted(STUDIES), CONFIRMATORY])
+    parse.add_argument("study", choices=[*sorted(STUDIES), CONFIRMATORY, *SUBCOMMANDS])
     parse.add_argument("--output", type=Path, default=None, help="default runs/summary_<study>.json (ignored by git)")
     parse.add_argument("--overwrite", action="store_true", help="replace the record at --output if it exists")
     parse.add_argument("--scheduler", default=None, help="address of a running dask scheduler, tcp://HOST:PORT")
@@ -93,10 +149,37 @@ def parser() -> argparse.ArgumentParser:
     trial.add_argument("--steps", type=int, default=None, help=f"step budget T of every task (at least {MIN_STEPS})")
     trial.add_argument("--optimisers", nargs="+", default=None, choices=OPTIMISERS, help="confirmatory: only these")
     trial.add_argument("--levels", nargs="+", default=None, help="confirmatory: only these registered cells (labels)")
-    stage = parse.add_argument_group("the confirmatory study")
-    stage.add_argument("--stage", choices=(*STAGES, "all"), default=None, help="a stage, or all four in order")
+    stage = parse.add_argument_group("the confirmatory study and the transformer pilot")
+    stage.add_argument(
+        "--stage",
+        choices=(*STAGES, "all", *PILOT_STAGES),
+        default=None,
+        help=f"confirmatory: a stage of {STAGES}, or all four in order; transformer-pilot: one of {PILOT_STAGES}",
+    )
     stage.add_argument("--tuning", type=Path, default=None, help="the best stage's tuning record (default: its output)")
+    other = parse.add_argument_group("the other subcommands")
+    parts = sorted({part for subcommand in SUBCOMMANDS.values() for part in subcommand.parts})
+    other.add_argument("--part", choices=parts, default=None, help="transformer-registered: design, run or analyse")
+    other.add_argument("--finished-only", action="store_true", help="transformer-pilot: a record of the finished units")
+    other.add_argument("--record", type=Path, nargs="+", default=None, help="the record(s) an analysis reads")
+    other.add_argument("--design", type=Path, default=None, help="lag-timing: the transformer study's design file")
     return parse
+
+
+def described(options: frozenset[str]) -> list[str]:
+    """Options as the command line spells them, sorted (``finished_only`` -> ``--finished-only``).
+
+    Parameters
+    ----------
+    options : frozenset of str
+        argparse's names.
+
+    Returns
+    -------
+    list of str
+        The options.
+    """
+    return sorted(f"--{option.replace('_', '-')}" for option in options)
 
 
 @fill_doc
@@ -114,8 +197,9 @@ def check(args: argparse.Namespace, parse: argparse.ArgumentParser) -> None:
     SystemExit
         If ``--workers`` or ``--seeds`` is below 1, ``--steps`` below :data:`MIN_STEPS`, ``--scheduler`` is no
         address, the device is not available (checked without ``--scheduler``: a remote cluster's workers may
-        have a GPU this client lacks), ``--stage`` is missing for the confirmatory study or given to another,
-        or an option of the confirmatory study is given to another (argparse's error, naming the option).
+        have a GPU this client lacks), an option is given to a subcommand that does not take it
+        (:func:`options_of`), ``--stage`` or ``--part`` is missing where required or not one of the subcommand's,
+        or ``--record`` names more records than the subcommand reads (argparse's error, naming the option).
     """
     if args.workers < 1:
         parse.error(f"--workers must be at least 1, got {args.workers}")
@@ -125,12 +209,32 @@ def check(args: argparse.Namespace, parse: argparse.ArgumentParser) -> None:
         parse.error(f"--steps must be at least {MIN_STEPS} (every warm-up at least one step), got {args.steps}")
     if args.scheduler is not None and "://" not in args.scheduler:
         parse.error(f"--scheduler must be an address such as tcp://HOST:8786, got {args.scheduler!r}")
-    if (args.study == CONFIRMATORY) != (args.stage is not None):
-        parse.error(f"--stage is required by the {CONFIRMATORY} study and only there")
-    for name in ("optimisers", "levels", "tuning"):
-        if args.study != CONFIRMATORY and getattr(args, name) is not None:
-            parse.error(f"--{name} applies to the {CONFIRMATORY} study only")
-    if args.scheduler is None:
+    taken = options_of(args.study)
+    for name in sorted(vars(args)):
+        if name != "study" and name not in taken and getattr(args, name) != parse.get_default(name):
+            option = described(frozenset({name}))[0]
+            if name in CONFIRMATORY_OPTIONS - STUDY_OPTIONS:
+                parse.error(f"{option} applies to the {CONFIRMATORY} study only")
+            parse.error(
+                f"{option} does not apply to {args.study} (it takes {', '.join(described(options_of(args.study))) or 'no options'})"
+            )
+    if "stage" in taken and args.stage is None:
+        parse.error(f"--stage is required by {args.study}")
+    stages = (*STAGES, "all") if args.study == CONFIRMATORY else PILOT_STAGES
+    if args.stage is not None and args.stage not in stages:
+        parse.error(f"--stage of {args.study} must be one of {stages}, got {args.stage!r}")
+    parts = SUBCOMMANDS[args.study].parts if args.study in SUBCOMMANDS else ()
+    if parts and args.part is None:
+        parse.error(f"--part is required by {args.study}: one of {parts}")
+    if args.record is not None:
+        most = 2 if args.study == "confirmatory-analysis" else 1
+        if len(args.record) > most or (args.study == "transformer-registered" and args.part != "analyse"):
+            parse.error(
+                f"--record takes at most {most} record(s) for {args.study} (transformer-registered: analyse only)"
+            )
+    if args.study == "confirmatory-analysis" and args.record is None:
+        parse.error("--record is required by confirmatory-analysis: the grid record, and the best record if any")
+    if "device" in taken and args.scheduler is None:
         try:
             check_device(args.device)
         except ValueError as error:
@@ -227,7 +331,7 @@ def output_of(args: argparse.Namespace, parse: argparse.ArgumentParser, default:
 
 
 @fill_doc
-def main(arguments: list[str] | None = None) -> Path:
+def main(arguments: list[str] | None = None) -> Path | None:
     """Parse the command line, run the study's or stage's units, write the record; return its path (with
     ``--stage all``, the last stage's).
 
@@ -237,8 +341,8 @@ def main(arguments: list[str] | None = None) -> Path:
 
     Returns
     -------
-    pathlib.Path
-        The record written.
+    pathlib.Path or None
+        The record written (None for a subcommand that only prints, or writes its module's own files).
 
     Raises
     ------
@@ -252,6 +356,13 @@ def main(arguments: list[str] | None = None) -> Path:
     args = parse.parse_args(given)
     check(args, parse)
     torch.set_num_threads(1)
+    if args.study in SUBCOMMANDS:
+        subcommand = SUBCOMMANDS[args.study]
+        output = None if subcommand.output is None else output_of(args, parse, subcommand.output(args))
+        written = subcommand.run(args, output, command_line(given))
+        if written is not None:
+            print(f"wrote {written}", file=sys.stderr)
+        return written
     if args.study == CONFIRMATORY:
         return confirmatory(args, parse, given)
     the_study = STUDIES[args.study]
@@ -345,6 +456,29 @@ def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given
     output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
     print(f"wrote {output}; to resume an interrupted run, run the same command again: {command}", file=sys.stderr)
     return output
+
+
+def alias(module: str, arguments: list[str] | None = None) -> Path | None:
+    """Run the command as the module command ``python -m <module>`` that the book quotes (:data:`ALIASES`): the
+    same arguments (its first one as ``--part`` where the module took it as a word), the same code.
+
+    Parameters
+    ----------
+    module : str
+        A key of :data:`ALIASES`.
+    arguments : list of str, optional
+        The module command's arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    pathlib.Path or None
+        As :func:`main` returns it.
+    """
+    study, first_is_part = ALIASES[module]
+    given = list(sys.argv[1:] if arguments is None else arguments)
+    if first_is_part and given and not given[0].startswith("-"):
+        given = ["--part", *given]
+    return main([study, *given])
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ T/4) or best-vs-best (each schedule's tuned choice), under equal total or equal 
 
 The command::
 
-    python -m lagtheory.experiments.confirmatory.analysis GRID [BEST] [--output PATH]
+    python -m lagtheory.experiments.run confirmatory-analysis --record GRID [BEST] [--output PATH]
 
-writes the analysis of the grid and best records (without BEST: the shared-rate variants and (c)) as JSON (default ``runs/confirmatory/analysis.json``).
+(:func:`analyse_records`) writes the analysis of the grid and best records (without BEST: the shared-rate variants and (c)) as JSON (default ``runs/confirmatory/analysis.json``).
 
 Readings of the registration where it leaves a detail open (the report of issue 20 proposes them as
 deviation entries): the BCa interval uses the package's 9999 resamples from ``default_rng(0)``; a cell whose
@@ -36,7 +36,6 @@ starts its own ``default_rng(0)``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -509,40 +508,33 @@ def analyse(
     return {"registration": grid["registration"], "outcomes": results, "window": window, "robust": robust}
 
 
-@fill_doc
-def main(arguments: list[str] | None = None) -> Path:
-    """The command of the module docstring; returns the path written.
+def analyse_records(grid: Path, best: Path | None, output: Path) -> Path:
+    """:func:`analyse` of the grid stage's record at ``grid`` and the best stage's at ``best`` (None: the
+    shared-rate variants and (c) only), with the design's power, written as JSON to ``output``.
 
     Parameters
     ----------
-    %(arguments)s
+    grid : pathlib.Path
+        The grid stage's record.
+    best : pathlib.Path or None
+        The best stage's record.
+    output : pathlib.Path
+        The confirmatory analysis written (JSON).
 
     Returns
     -------
     pathlib.Path
-        The analysis written.
+        ``output``.
 
     Raises
     ------
-    SystemExit
-        If the command line is invalid (argparse's error).
     ValueError
         As :func:`analyse` raises it.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("grid", type=Path, help="the grid stage's record")
-    parse.add_argument(
-        "best", type=Path, nargs="?", help="the best stage's record (without it: the shared-rate variants only)"
+    result = analyse(
+        json.loads(grid.read_text()),
+        None if best is None else json.loads(best.read_text()),
+        power=design_power(load_exploratory()),
     )
-    parse.add_argument("--output", type=Path, default=Path("runs") / "confirmatory" / "analysis.json")
-    args = parse.parse_args(arguments)
-    grid = json.loads(args.grid.read_text())
-    best = None if args.best is None else json.loads(args.best.read_text())
-    result = analyse(grid, best, power=design_power(load_exploratory()))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")
-    return args.output
-
-
-if __name__ == "__main__":
-    main()
+    output.write_text(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")
+    return output

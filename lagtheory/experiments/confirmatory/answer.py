@@ -19,7 +19,7 @@ cells' registered labels); no sentence says more than those verdicts:
   own best configuration (best-vs-best, equal total steps);
 * ``short``: the one clause of the introduction's claims table.
 
-``python -m lagtheory.experiments.confirmatory.answer`` prints the README's opening paragraph
+``python -m lagtheory.experiments.run answer`` prints the README's opening paragraph
 (:func:`readme_paragraph`).
 """
 
@@ -183,7 +183,3 @@ def readme_paragraph(found: Mapping[str, str]) -> str:
         One paragraph.
     """
     return " ".join(found[key] for key in KEYS)
-
-
-if __name__ == "__main__":
-    print(readme_paragraph(answer()))

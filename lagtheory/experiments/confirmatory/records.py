@@ -5,7 +5,9 @@ check).
 The command (:mod:`lagtheory.experiments.run`, stages of :mod:`lagtheory.experiments.confirmatory.stages`) writes each stage's record to
 ``runs/confirmatory/<stage>.json``, outside git. Once a stage has finished, the command::
 
-    python -m lagtheory.experiments.confirmatory.records
+    python -m lagtheory.experiments.run confirmatory-records
+
+(or its alias ``python -m lagtheory.experiments.confirmatory.records``, which the confirmatory chapter quotes)
 
 copies every finished stage record into :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS` gzipped (deterministically: no name, time 0) and
 writes the registered analyses of what is there: ``analysis.json``
@@ -298,6 +300,7 @@ def main(folder: Path = CONFIRMATORY_RECORDS, source: Path = CONFIRMATORY_RUNS) 
     return written
 
 
-if __name__ == "__main__":
-    for path in main():
-        print(f"wrote {path}")
+if __name__ == "__main__":  # the command the confirmatory chapter quotes: an alias of the one command
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.confirmatory.records")

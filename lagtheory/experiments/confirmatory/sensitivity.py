@@ -349,7 +349,3 @@ def main(folder: Path = CONFIRMATORY_RECORDS, output: Path = WINDOW_SENSITIVITY)
     result = {"records_registration": grid["registration"], **sensitivity(grid)}
     output.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     return output
-
-
-if __name__ == "__main__":
-    print(f"wrote {main()}")

@@ -36,7 +36,7 @@ test, not a confirmation.
 
 The command::
 
-    python -m lagtheory.experiments.confirmatory.stability
+    python -m lagtheory.experiments.run successor
 
 computes both margins for every validation cell from the committed validation record, scores them, and writes
 :data:`~lagtheory.experiments.paths.PREDICTOR_SUCCESSOR` (never into ``book/data/confirmatory``).
@@ -352,7 +352,3 @@ def main(folder: Path = CONFIRMATORY_RECORDS, output: Path = PREDICTOR_SUCCESSOR
     }
     output.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     return output
-
-
-if __name__ == "__main__":
-    print(f"wrote {main()}")

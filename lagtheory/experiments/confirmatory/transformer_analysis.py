@@ -8,7 +8,10 @@ of widths with bootstrap intervals, Bonferroni over the languages), through the 
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,7 @@ from ..parameters import fill_doc
 from ..paths import REGISTRATION_TRANSFORMER_HASH
 from .analysis import binary_outcome, family_verdicts, window_outcome, window_verdict
 from .registration import stored_hash
+from .transformer_design import load_design
 from .transformer_rows import OUTCOMES, VARIANTS, lag_key, outcome_flags, pilot_rows, variant_rows
 
 
@@ -89,3 +93,26 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
         "lengths": lengths,
         "control": control,
     }
+
+
+def analyse_record(record: Path, output: Path) -> Path:
+    """:func:`analyse` of the study's record at ``record`` under the registered design
+    (:func:`~lagtheory.experiments.confirmatory.transformer_design.load_design`), written as JSON to ``output`` (a
+    window ratio is +inf where only lag has a window: written as JSON's Infinity, as the confirmatory analysis).
+
+    Parameters
+    ----------
+    record : pathlib.Path
+        The study's record (gzipped JSON).
+    output : pathlib.Path
+        The transformer study's analysis written (JSON).
+
+    Returns
+    -------
+    pathlib.Path
+        ``output``.
+    """
+    with gzip.open(record, "rt", encoding="utf-8") as handle:
+        result = analyse(json.load(handle), load_design())
+    output.write_text(json.dumps(result, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+    return output

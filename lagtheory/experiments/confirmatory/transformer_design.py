@@ -47,13 +47,22 @@ import numpy as np
 import scipy.stats
 
 from ..engine.config import config_from_dict, config_to_dict
-from ..exploratory.transformer_pilot import RATES
+from ..exploratory.transformer_pilot import CHOSEN, RATES
 from ..parameters import fill_doc
 from ..paths import REGISTRATION_PAGE, TRANSFORMER_DESIGN
 from ..statistics.power import mcnemar_power, smallest_n, window_accuracy
 from ..tasks.transformer.task import TransformerSetting
 from .registration import registered_section
-from .transformer_rows import OUTCOMES, VARIANTS, criterion, outcome_flags, pilot_rows, recognised_at, variant_rows
+from .transformer_rows import (
+    OUTCOMES,
+    VARIANTS,
+    criterion,
+    load_pilot,
+    outcome_flags,
+    pilot_rows,
+    recognised_at,
+    variant_rows,
+)
 
 CONTROL = "PARITY"
 GATE_SHARE = 0.9
@@ -365,3 +374,24 @@ def load_design(path: Path = TRANSFORMER_DESIGN, page: Path = REGISTRATION_PAGE)
     if design_hash(path) != expected:
         raise ValueError(f"{path} is not the registered design (its SHA-256 is not {expected})")
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_design(output: Path) -> Path:
+    """Derive the design from the pilot's committed tuning record in the configuration the pilot chose
+    (:data:`~lagtheory.experiments.exploratory.transformer_pilot.CHOSEN`, :data:`COMPUTE_DTYPE`) and write it as
+    stored (:func:`design_text`); the registered file is ``book/data/transformer_design.json``, which this never
+    writes unless asked to.
+
+    Parameters
+    ----------
+    output : pathlib.Path
+        The file written.
+
+    Returns
+    -------
+    pathlib.Path
+        ``output``.
+    """
+    design = derive_design(load_pilot("tuning"), {**CHOSEN, "compute_dtype": COMPUTE_DTYPE})
+    output.write_text(design_text(design), encoding="utf-8")
+    return output

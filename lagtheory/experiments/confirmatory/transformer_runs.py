@@ -8,7 +8,6 @@ start when the registered section does not hash to its stored value or the desig
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -114,7 +113,7 @@ def check_registered(page: Path = REGISTRATION_PAGE, hash_file: Path = REGISTRAT
     return registration
 
 
-def run_registered(workers: int, output: Path, quiet: bool = False) -> Path:
+def run_registered(workers: int, output: Path, command: str, quiet: bool = False) -> Path:
     """Run every unit of the registered study (resumable: finished units are kept in ``<output>.units``) and
     write its record: the registration hash, the design file's hash, the units with their per-seed values, and
     the wall time of this command.
@@ -124,9 +123,11 @@ def run_registered(workers: int, output: Path, quiet: bool = False) -> Path:
     workers : int
         Worker processes of the local dask cluster.
     output : pathlib.Path
-        The record (gzipped JSON).
+        The study's record (gzipped JSON).
+    command : str
+        The command line that ran the study, stored in its record.
     quiet : bool, optional
-        No progress bar.
+        Whether to leave out the progress bar of the study's units.
 
     Returns
     -------
@@ -144,7 +145,7 @@ def run_registered(workers: int, output: Path, quiet: bool = False) -> Path:
         "format": FORMAT,
         "registration": registration,
         "design_sha256": design_hash(),
-        "command": shlex.join(["python", "-m", "lagtheory.experiments.confirmatory.transformer", "run"]),
+        "command": command,
         "versions": versions(),
         "seeds": list(design["seeds"]),
         "wall_seconds": time.perf_counter() - start,

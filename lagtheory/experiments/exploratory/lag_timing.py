@@ -32,13 +32,12 @@ Two models: the book's one-layer model on the language study's tasks, in the cha
 predicts the lag), and the standard transformer in the registered transformer study's configuration on
 the languages that pass its fit gate. Seeds :data:`TIMING_SEEDS`, used by no other run.
 
-The command ``python -m lagtheory.experiments.exploratory.lag_timing [--output PATH]`` writes the record (default
+The command ``python -m lagtheory.experiments.run lag-timing [--output PATH] [--design PATH]`` writes the record (default
 ``runs/lag_timing.json``; the committed copy is ``book/data/lag_timing.json``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -481,27 +480,25 @@ def default_models(design: Mapping[str, Any]) -> dict[str, Model]:
     return {"one-layer": one_layer, "transformer": transformer}
 
 
-@fill_doc
-def main(arguments: list[str] | None = None, models: Mapping[str, Model] | None = None) -> Path:
+def main(output: Path, design: Path = TRANSFORMER_DESIGN, models: Mapping[str, Model] | None = None) -> Path:
     """Measure both models (module docstring) and write the record; returns its path.
 
     Parameters
     ----------
-    %(arguments)s
+    output : pathlib.Path
+        The record written.
+    design : pathlib.Path, optional
+        The registered transformer study's design file.
     models : mapping, optional
-        Model name -> its languages (default :func:`default_models` of the design file, ``--design``, default
+        Model name -> its languages (default :func:`default_models` of the design file, ``design``, default
         :data:`~lagtheory.experiments.paths.TRANSFORMER_DESIGN`; read as data here, its registered hash is checked
-        by the registered study's loader, :func:`lagtheory.experiments.confirmatory.transformer.load_design`).
+        by the registered study's loader, :func:`lagtheory.experiments.confirmatory.transformer_design.load_design`).
 
     Returns
     -------
     pathlib.Path
         The record written.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("--output", type=Path, default=Path("runs") / "lag_timing.json")
-    parse.add_argument("--design", type=Path, default=TRANSFORMER_DESIGN, help="the transformer study's design")
-    args = parse.parse_args(arguments)
     torch.set_num_threads(1)
     record: dict[str, Any] = {
         "format": "lagtheory-lag-timing-1",
@@ -512,14 +509,9 @@ def main(arguments: list[str] | None = None, models: Mapping[str, Model] | None 
         "models": {},
     }
     if models is None:
-        models = default_models(json.loads(args.design.read_text(encoding="utf-8")))
+        models = default_models(json.loads(design.read_text(encoding="utf-8")))
     for name, model in models.items():
         record["models"][name] = measure(model, TIMING_SEEDS)
         print(f"{name} done", file=sys.stderr)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
-    return args.output
-
-
-if __name__ == "__main__":
-    main()
+    output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
+    return output

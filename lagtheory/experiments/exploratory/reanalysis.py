@@ -5,7 +5,8 @@ The per-seed records of the first study (``book/data/summary_<study>.json``,
 registration was written from. This module re-analyses them along the decomposed outcomes the
 registration adopts (:mod:`lagtheory.experiments.exploratory.outcomes`), and :func:`reanalysis`
 recomputes every number of issue 20's re-analysis that the registration relies on; ``python -m
-lagtheory.experiments.exploratory.reanalysis`` prints them next to the issue's.
+lagtheory.experiments.run reanalysis`` (or its alias ``python -m lagtheory.experiments.exploratory.reanalysis``,
+which the registration page quotes) prints them next to the issue's.
 """
 
 from __future__ import annotations
@@ -473,5 +474,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"{what}\n    issue: {issue}\n    here:  {here}")
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the command the registration page quotes: an alias of the one command
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.exploratory.reanalysis")

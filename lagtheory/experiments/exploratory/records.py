@@ -327,13 +327,15 @@ def reproduction_sample(
 def mismatches(
     record: Mapping[str, Any],
     cell: str,
-    values: Mapping[str, NDArray],
     schedules: Sequence[str],
     seeds: Sequence[int],
+    values: Mapping[str, NDArray],
     rtol: float,
 ) -> list[str]:
     """Compare freshly computed per-seed quantities (:func:`lagtheory.experiments.exploratory.runner.rerun`) of some
-    schedules and seeds with the record: the quantities that differ beyond the tolerance.
+    schedules and seeds with the record: the quantities that differ beyond the tolerance. The arguments come in
+    the order of :func:`lagtheory.experiments.confirmatory.records.mismatches`'s: the record, the cell, which runs,
+    the seeds, the fresh values, the tolerance.
 
     Booleans and integers must agree exactly (NaN equals NaN). A ``log10_`` quantity (the primary metric)
     must agree within ``rtol`` absolutely: a relative change ``rtol`` of a loss moves its log10 by
@@ -347,12 +349,12 @@ def mismatches(
     ----------
     %(record)s
     %(cell_name)s
-    values : mapping of str to ndarray
-        Quantity -> fresh values (schedules, seeds, ...), in the order of ``schedules`` and ``seeds``.
     schedules : sequence of str
         Schedules of the cell.
     seeds : sequence of int
         Seeds of the record.
+    values : mapping of str to ndarray
+        Quantity -> fresh values (schedules, seeds, ...), in the order of ``schedules`` and ``seeds``.
     rtol : float
         The tolerance.
 

@@ -394,5 +394,5 @@ def reproduce(
     found = []
     for name, schedules, seeds in reproduction_sample(record, seed, cells=cells):
         fresh = rerun(the_study, record["cells"][name]["configuration"], schedules, seeds)
-        found.append(Reproduction(name, schedules, seeds, mismatches(record, name, fresh, schedules, seeds, rtol=rtol)))
+        found.append(Reproduction(name, schedules, seeds, mismatches(record, name, schedules, seeds, fresh, rtol=rtol)))
     return found

@@ -19,12 +19,13 @@ Stages (each a set of units of :func:`~lagtheory.experiments.tasks.transformer.u
   previous-token input, with two layers (:class:`~lagtheory.experiments.tasks.transformer.model.TransformerShape`)
   and with twice the step budget, to report what they give.
 
-The command::
+The command (:mod:`lagtheory.experiments.run`; the module's own command, which the registration page quotes, is
+an alias of it)::
 
-    python -m lagtheory.experiments.exploratory.transformer_pilot --stage configuration|tuning|diagnostics
-        [--output PATH] [--workers N] [--quiet] [--finished-only]
+    python -m lagtheory.experiments.run transformer-pilot --stage configuration|tuning|diagnostics
+        [--output PATH] [--overwrite] [--workers N] [--quiet] [--finished-only]
 
-writes the stage's record (default ``runs/transformer_pilot/<stage>.json.gz``; the committed copies are in
+runs a stage (:func:`write_stage`) and writes its record (default ``runs/transformer_pilot/<stage>.json.gz``; the committed copies are in
 ``book/data/transformer_pilot/``). With ``--finished-only`` it runs nothing and writes the record of the units
 already finished in the stage's units folder, listing the others under ``"missing"`` (a partial record). Per row and seed it stores the outcomes of
 :func:`lagtheory.experiments.tasks.transformer.task.row_outcomes`.
@@ -32,9 +33,7 @@ already finished in the stage's units folder, listing the others under ``"missin
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,7 +50,9 @@ from .records import versions, write_gzipped
 from .studies import TRANSFORMER_STUDY_LANGUAGES
 
 FORMAT = "lagtheory-transformer-pilot-1"
-STAGES = ("configuration", "tuning", "diagnostics")
+PILOT_STAGES = ("configuration", "tuning", "diagnostics")
+"""The pilot's stages, in the order they ran (not the confirmatory study's
+:data:`~lagtheory.experiments.confirmatory.stages.STAGES`)."""
 OUTPUT_FOLDER = Path("runs") / "transformer_pilot"
 PILOT_SEEDS: tuple[int, ...] = tuple(range(300_000, 300_016))
 """The pilot's seeds; no other run uses them (the confirmatory study 100000..100099, the exploratory
@@ -243,45 +244,46 @@ def diagnostics_units() -> dict[str, dict[str, Any]]:
     return units
 
 
-STAGE_UNITS = {"configuration": configuration_units, "tuning": tuning_units, "diagnostics": diagnostics_units}
-"""Stage -> its units."""
+STAGE_UNITS = dict(zip(PILOT_STAGES, (configuration_units, tuning_units, diagnostics_units), strict=True))
+"""Stage of :data:`PILOT_STAGES` -> its units."""
 
 
-@fill_doc
-def main(arguments: list[str] | None = None) -> Path:
+def write_stage(
+    stage: str, output: Path, command: str, workers: int = 2, quiet: bool = False, finished_only: bool = False
+) -> Path:
     """Run a stage's units and write its record (module docstring); returns the record's path.
 
     Parameters
     ----------
-    %(arguments)s
+    stage : str
+        One of :data:`PILOT_STAGES`.
+    output : pathlib.Path
+        The stage's record (gzipped JSON).
+    command : str
+        The command line that ran the stage, stored in its record.
+    workers : int, optional
+        Worker processes of the local dask cluster.
+    quiet : bool, optional
+        Whether to leave out the progress bar of the stage's units.
+    finished_only : bool, optional
+        Run nothing: write the record of the units already finished, listing the others under ``"missing"``.
 
     Returns
     -------
     pathlib.Path
-        The record written.
+        ``output``.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("--stage", choices=tuple(STAGE_UNITS), required=True)
-    parse.add_argument("--output", type=Path, default=None, help="default runs/transformer_pilot/<stage>.json.gz")
-    parse.add_argument("--workers", type=int, default=2)
-    parse.add_argument("--quiet", action="store_true")
-    parse.add_argument("--finished-only", action="store_true", help="run nothing: a record of the finished units")
-    args = parse.parse_args(arguments)
-    output = args.output or OUTPUT_FOLDER / f"{args.stage}.json.gz"
-    folder = OUTPUT_FOLDER / f"{args.stage}.units"
+    folder = OUTPUT_FOLDER / f"{stage}.units"
     torch.set_num_threads(1)
-    units = STAGE_UNITS[args.stage]()
-    if args.finished_only:
+    units = STAGE_UNITS[stage]()
+    if finished_only:
         results = finished(units, folder)
     else:
-        results = run_units(units, run_unit, folder, workers=args.workers, progress=not args.quiet)
-    command = shlex.join(
-        ["python", "-m", "lagtheory.experiments.exploratory.transformer_pilot", *(arguments or sys.argv[1:])]
-    )
+        results = run_units(units, run_unit, folder, workers=workers, progress=not quiet)
     record = {
         "format": FORMAT,
         "exploratory": True,
-        "stage": args.stage,
+        "stage": stage,
         "command": command,
         "versions": versions(),
         "units": {
@@ -296,5 +298,7 @@ def main(arguments: list[str] | None = None) -> Path:
     return output
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the command the registration page quotes: an alias of the one command
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.exploratory.transformer_pilot")

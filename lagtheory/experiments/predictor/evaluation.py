@@ -21,7 +21,8 @@ helps, on the exploratory records, against a baseline that uses only the design.
   (:func:`cluster_bootstrap`: cells of one task and optimiser share their data and
   are not independent), for the predictor, the baselines and their differences.
 
-``python -m lagtheory.experiments.predictor.evaluation`` writes everything to
+``python -m lagtheory.experiments.run predictor`` (or its alias ``python -m lagtheory.experiments.predictor.evaluation``,
+which the registration page quotes) writes everything to
 ``book/data/predictor_exploratory.json`` (:data:`~lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`), and the predictions for the
 registered validation cells of the existing tasks, made before any of them is run
 (:func:`validation_predictions`), to ``book/data/predictor_predictions.json``
@@ -499,5 +500,7 @@ def main() -> None:
     )
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the command the registration page quotes: an alias of the one command
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.predictor.evaluation")

@@ -10,7 +10,8 @@ first run". :func:`predictions` applies
 :func:`lagtheory.experiments.predictor.balance.first_step_balance` (frozen: definition, seeds, threshold) and the
 frozen design-only baseline (its coefficients as stored in
 :data:`lagtheory.experiments.paths.PREDICTOR_EXPLORATORY`) to each cell; ``python -m
-lagtheory.experiments.predictor.transformer`` writes them to :data:`~lagtheory.experiments.paths.PREDICTOR_TRANSFORMER`.
+lagtheory.experiments.run predictor-transformer`` (or its alias ``python -m lagtheory.experiments.predictor.transformer``,
+which the registration page quotes) writes them to :data:`~lagtheory.experiments.paths.PREDICTOR_TRANSFORMER`.
 
 Each cell's configuration is the transformer study's regime
 (:data:`lagtheory.experiments.tasks.transformer.task.TRANSFORMER_TRAINING`: random initialisation of every
@@ -97,5 +98,7 @@ def main() -> None:
     )
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the command the registration page quotes: an alias of the one command
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.predictor.transformer")
