@@ -56,10 +56,24 @@ AVAILABLE_SCHEDULES: tuple[str, ...] = (
 )
 """Every named schedule the experiments can run (any ``two-timescale-r`` with r > 0 is accepted too). Which
 ones a study compares is part of its design, frozen with its record
-(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`): a schedule added here changes no
-study."""
+(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`), and the verdict chapter's table has its
+own fixed list (:data:`VERDICT_SCHEDULES`): a schedule added here changes no study and no table."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
 """The schedules of the theory chapters only (one group trained, the other frozen)."""
+VERDICT_SCHEDULES: tuple[str, ...] = (
+    "joint",
+    "lag",
+    "lead",
+    "one-step",
+    "three-phase",
+    "two-timescale-0.1",
+    "two-timescale-0.3",
+    "two-timescale-3",
+    "output-only",
+    "attention-only",
+)
+"""The rows of the verdict chapter's table of the theory's schedules on the exact population loss, fixed (the
+table's stored output lists exactly these): a schedule added to :data:`AVAILABLE_SCHEDULES` does not enter it."""
 
 
 def _check_step_size(value: object, name: str) -> float:

@@ -132,3 +132,39 @@ def test_bad_settings():
 def test_empty_schedule_rejected():
     with pytest.raises(ValueError, match="phases"):
         run_schedule([], Data(Geometric(5.0)))
+
+
+def verdict_table_rows(notebook: dict) -> list[str]:
+    """The schedule names of the verdict chapter's stored table of the theory's schedules: the rows under the
+    header line ``schedule ...`` of a code cell's printed output."""
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        text = "".join("".join(out.get("text", "")) for out in cell.get("outputs", []) if out.get("name") == "stdout")
+        lines = text.splitlines()
+        headers = [k for k, line in enumerate(lines) if line.startswith("schedule ")]
+        if headers:
+            return [line.split()[0] for line in lines[headers[0] + 1 :] if line.strip()]
+    raise ValueError("no table of schedules in the notebook")
+
+
+def test_the_verdict_table_lists_its_fixed_schedules_and_each_builds():
+    """The verdict chapter's table has its own fixed list, not the catalogue (a schedule added to
+    AVAILABLE_SCHEDULES does not enter it): its stored rows are exactly VERDICT_SCHEDULES, in order."""
+    import json
+    from pathlib import Path
+
+    notebook = json.loads((Path(__file__).resolve().parents[1] / "book" / "verdict.ipynb").read_text())
+    assert verdict_table_rows(notebook) == list(S.VERDICT_SCHEDULES)
+    settings = S.ScheduleSettings(steps=4, attention_lr=1.0, output_lr=1.0, warm_steps=1, big_step=1.0)
+    assert all(S.make_schedule(name, settings) for name in S.VERDICT_SCHEDULES)
+    planted = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": ["print(table)\n"],
+                "outputs": [{"name": "stdout", "text": ["schedule  final t\n", "joint 1\n", "new-schedule 2\n"]}],
+            }
+        ]
+    }
+    assert verdict_table_rows(planted) == ["joint", "new-schedule"] != list(S.VERDICT_SCHEDULES)
