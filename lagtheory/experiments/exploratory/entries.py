@@ -16,6 +16,9 @@ from numpy.typing import NDArray
 from ..engine.cells import CellResult
 from ..engine.config import config_to_dict, json_ready
 from ..parameters import fill_doc
+from ..tasks.languages.task import LANGUAGE_METRICS
+from ..tasks.sequences.driver import SEQUENCE_METRICS
+from ..tasks.transformer.task import TRANSFORMER_METRICS
 from .calibration import RATE_GRIDS
 from .design import (
     BASE_RATE_FACTORS,
@@ -33,12 +36,25 @@ from .design import (
 )
 from .records import FORMAT, versions
 
+STORED_METRICS = tuple(
+    name
+    for name in dict.fromkeys((*LANGUAGE_METRICS, *SEQUENCE_METRICS, *TRANSFORMER_METRICS))
+    if name not in ("test_loss", "zero_loss")
+)
+"""The task families' metrics (:data:`~lagtheory.experiments.tasks.languages.task.LANGUAGE_METRICS`,
+:data:`~lagtheory.experiments.tasks.sequences.driver.SEQUENCE_METRICS`,
+:data:`~lagtheory.experiments.tasks.transformer.task.TRANSFORMER_METRICS`) that a cell stores as the task gives
+them; ``test_loss`` is stored on its own and with ``zero_loss`` makes the primary metric."""
+DETAIL_METRICS = ("accuracy", "test_errors")
+"""The per-size metrics, stored only at the centre cells and the initialisation and accounting sweeps."""
+
 
 @fill_doc
 def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
     """The per-seed quantities stored for a cell, name -> (schedules, seeds, ...): the primary metric, the
     held-out loss, whether the run diverged, the displacement of each group after 10 steps, the task's
-    scalar metrics, and for the centre cell also the per-size metrics and the trained parameters.
+    metrics of :data:`STORED_METRICS`, the per-size ones (:data:`DETAIL_METRICS`) and the trained parameters only
+    for the centre cell and the initialisation and accounting sweeps.
 
     Parameters
     ----------
@@ -58,13 +74,11 @@ def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
         "attention_moved_at_10": result.traces["attention_moved"][..., min(10, result.losses.shape[-1] - 1)],
         "output_moved_at_10": result.traces["output_moved"][..., min(10, result.losses.shape[-1] - 1)],
     }
-    for name in ("recognised", "horizon", "accuracy_above_training", "recognised_at", "hard_accuracy"):
-        if name in metrics:
+    detailed = is_centre(cell) or cell.sweep in ("attention_init", "accounting")
+    for name in STORED_METRICS:
+        if name in metrics and (detailed or name not in DETAIL_METRICS):
             values[name] = metrics[name]
-    if is_centre(cell) or cell.sweep in ("attention_init", "accounting"):
-        for name in ("accuracy", "test_errors"):
-            if name in metrics:
-                values[name] = metrics[name]
+    if detailed:
         values.update({f"final_{name}": value for name, value in result.final.items()})
     return values
 

@@ -133,6 +133,12 @@ class CountStream:
         return self.counts[:, step], self.prefix[:, step], self.labels[:, step]
 
 
+LANGUAGE_METRICS = ("accuracy", "accuracy_above_training", "test_loss", "zero_loss", "horizon", "recognised")
+"""Every metric :meth:`LanguageRuns.evaluate` returns, the list the records store from
+(:func:`lagtheory.experiments.exploratory.entries.cell_values`): a metric added to ``evaluate`` and not here fails
+``tests/test_stored_metrics.py``, naming it."""
+
+
 class LanguageRuns:
     """One language task (catalogue entry) under a :class:`LanguageSetting`, as an engine task.
 

@@ -181,6 +181,12 @@ class SeedStream:
         return kind(**{name: None if value is None else value[:, offset] for name, value in fields.items()})
 
 
+SEQUENCE_METRICS = ("test_errors", "test_loss", "zero_loss")
+"""Every metric :meth:`SequenceRegression.evaluate` returns (regression and in-context regression), the list the
+records store from (:func:`lagtheory.experiments.exploratory.entries.cell_values`): a metric added to ``evaluate``
+and not here fails ``tests/test_stored_metrics.py``, naming it."""
+
+
 class SequenceRegression:
     """An engine task on the squared loss with held-out batches per test size (module docstring).
 

@@ -236,6 +236,13 @@ def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int6
     return torch.from_numpy(np.where(keep, tokens, 0).astype(np.int64)), torch.from_numpy(keep)
 
 
+TRANSFORMER_METRICS = ("accuracy", "hard_accuracy", "recognised_at", "recognised", "test_loss", "zero_loss")
+"""Every metric :meth:`TransformerLanguageRuns.evaluate` returns, the list the records store from
+(:func:`lagtheory.experiments.exploratory.entries.cell_values`; the registered transformer study's
+:func:`row_outcomes` stores each too): a metric added to ``evaluate`` and not here fails
+``tests/test_stored_metrics.py``, naming it."""
+
+
 @fill_doc
 class TransformerLanguageRuns:
     """The transformer of ``setting.shape`` on the language ``language`` (a name of
