@@ -44,7 +44,7 @@ ACCOUNTINGS = ("total", "joint")
 or the last phase of every schedule takes T steps, after its warm-up ("joint")."""
 
 TWO_TIMESCALE_PREFIX = "two-timescale-"
-AVAILABLE_SCHEDULES: tuple[str, ...] = (
+BOOK_SCHEDULES: tuple[str, ...] = (
     "joint",
     "lag",
     "lead",
@@ -54,24 +54,18 @@ AVAILABLE_SCHEDULES: tuple[str, ...] = (
     "two-timescale-0.3",
     "two-timescale-3",
 )
-"""Every named schedule the experiments can run (any ``two-timescale-r`` with r > 0 is accepted too). Which
+"""The named schedules the book was written with, fixed: the exploratory studies compare them
+(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`) and the verdict's table lists them
+(:data:`VERDICT_SCHEDULES`). A new schedule goes into :data:`AVAILABLE_SCHEDULES`, never here."""
+AVAILABLE_SCHEDULES: tuple[str, ...] = BOOK_SCHEDULES
+"""Every named schedule the experiments can run (any ``two-timescale-r`` with r > 0 is accepted too): the book's
+(:data:`BOOK_SCHEDULES`) and any added after (``(*BOOK_SCHEDULES, "new")``). Which
 ones a study compares is part of its design, frozen with its record
 (:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`), and the verdict chapter's table has its
 own fixed list (:data:`VERDICT_SCHEDULES`): a schedule added here changes no study and no table."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
 """The schedules of the theory chapters only (one group trained, the other frozen)."""
-VERDICT_SCHEDULES: tuple[str, ...] = (
-    "joint",
-    "lag",
-    "lead",
-    "one-step",
-    "three-phase",
-    "two-timescale-0.1",
-    "two-timescale-0.3",
-    "two-timescale-3",
-    "output-only",
-    "attention-only",
-)
+VERDICT_SCHEDULES: tuple[str, ...] = (*BOOK_SCHEDULES, *THEORY_ONLY_NAMES)
 """The rows of the verdict chapter's table of the theory's schedules on the exact population loss, fixed (the
 table's stored output lists exactly these): a schedule added to :data:`AVAILABLE_SCHEDULES` does not enter it."""
 

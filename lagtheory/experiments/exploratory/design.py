@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from lagtheory.schedules import BOOK_SCHEDULES
 from lagtheory.training import OPTIMISERS
 
 from ..engine.cells import Task, TrainingConfig
@@ -62,19 +63,10 @@ CENTRE = (0.3, 1.0)
 """(readout scale, attention/output ratio) of the centre of the main grid."""
 ATTENTION_SCALE = 0.1
 """The attention starts i.i.d. N(0, ATTENTION_SCALE^2) except in the initialisation sweep."""
-COMPARED_SCHEDULES = (
-    "joint",
-    "lag",
-    "lead",
-    "one-step",
-    "three-phase",
-    "two-timescale-0.1",
-    "two-timescale-0.3",
-    "two-timescale-3",
-)
+COMPARED_SCHEDULES = BOOK_SCHEDULES
 """The schedules the exploratory studies compare, at the centre and in the initialisation and accounting
-sweeps: part of the design their records were run with, so a change here contradicts them
-(``tests/test_design_records.py``); the package may offer more
+sweeps (the book's fixed :data:`lagtheory.schedules.BOOK_SCHEDULES`): part of the design their records were run
+with, so a change here contradicts them (``tests/test_design_records.py``); the package may offer more
 (:data:`lagtheory.schedules.AVAILABLE_SCHEDULES`)."""
 MAIN_SCHEDULES = ("joint", "lag", "three-phase")
 """The schedules run at every cell of the main grid."""
