@@ -213,7 +213,7 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "(..., B, M), zero on padding.",
     ),
     "language_task": (
-        "task : LanguageTask",
+        "task : LanguageSpec",
         "The language task (its DFA, features and position scores).",
     ),
     "languages_record": (

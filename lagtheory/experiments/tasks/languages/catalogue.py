@@ -45,8 +45,10 @@ from .features import FEATURES, LETTERS, feature_names
 
 
 @dataclass(frozen=True)
-class LanguageTask:
-    """A language with the features and the positional marker the model reads it through.
+class LanguageSpec:
+    """A language's specification: the language with the features and the positional marker the model reads it
+    through (the engine's task that trains on it is
+    :class:`~lagtheory.experiments.tasks.languages.task.LanguageRuns`).
 
     ``why`` states in one sentence which positional information the task uses
     and why it suffices for the model to recognise the language at every
@@ -127,9 +129,9 @@ class LanguageTask:
         )
 
 
-TASKS: Mapping[str, LanguageTask] = MappingProxyType(
+TASKS: Mapping[str, LanguageSpec] = MappingProxyType(
     {
-        "FIRST": LanguageTask(
+        "FIRST": LanguageSpec(
             "FIRST",
             FIRST,
             "tokens",
@@ -138,7 +140,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "(the proposition on FIRST in the generalisations chapter), and the other tokens then cannot outweigh it",
             {"theta": (0.0, 0.0), "s": 2.0, "u": (-1.0, 1.0)},
         ),
-        "EVEN_PAIRS": LanguageTask(
+        "EVEN_PAIRS": LanguageSpec(
             "EVEN_PAIRS",
             EVEN_PAIRS,
             "cyclic-bigram",
@@ -147,7 +149,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "the marker makes that bigram outweigh the n - 1 others, as for FIRST",
             {"theta": (0.0, 0.0, 0.0, 0.0), "s": 2.0, "u": (1.0, -1.0, -1.0, 1.0)},
         ),
-        "CONTAINS_AB": LanguageTask(
+        "CONTAINS_AB": LanguageSpec(
             "CONTAINS_AB",
             CONTAINS_AB,
             "bigram",
@@ -156,7 +158,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "vocabulary, which attention recognises once the score of ab exceeds the others' by 1 (the threshold theorem)",
             {"theta": (0.0, 2.0, 0.0, 0.0), "u": (-1.0, 1.0, -1.0, -1.0)},
         ),
-        "A_STAR_B_STAR": LanguageTask(
+        "A_STAR_B_STAR": LanguageSpec(
             "A_STAR_B_STAR",
             A_STAR_B_STAR,
             "bigram",
@@ -165,7 +167,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             "the bigram vocabulary, with the trigger ba",
             {"theta": (0.0, 0.0, 2.0, 0.0), "u": (1.0, 1.0, -1.0, 1.0)},
         ),
-        "CONTAINS_B_NOT_C": LanguageTask(
+        "CONTAINS_B_NOT_C": LanguageSpec(
             "CONTAINS_B_NOT_C",
             CONTAINS_B_NOT_C,
             "tokens",
@@ -177,7 +179,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
                 "u": (-1.0, 1.0, -3.0, -1.0, -1.0, -1.0, -1.0, -1.0),
             },
         ),
-        "FIRST_LEARNED": LanguageTask(
+        "FIRST_LEARNED": LanguageSpec(
             "FIRST_LEARNED",
             FIRST,
             "tokens",
@@ -188,7 +190,7 @@ TASKS: Mapping[str, LanguageTask] = MappingProxyType(
             {"theta": (0.0, 0.0), "s": (2.0, 0.0, 0.0, 0.0), "u": (-1.0, 1.0)},
             learned_positions=4,
         ),
-        "PARITY": LanguageTask(
+        "PARITY": LanguageSpec(
             "PARITY",
             PARITY,
             "tokens",

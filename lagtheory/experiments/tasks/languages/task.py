@@ -36,7 +36,7 @@ from lagtheory.model import linear_readout, pooled_from_counts, pooled_with_pref
 
 from ...engine.cells import TrainingConfig, seed_rng
 from ...parameters import fill_doc
-from .catalogue import LanguageTask
+from .catalogue import LanguageSpec
 from .features import feature_counts, padded_feature_ids
 from .sampling import labelled_words, sample_strings
 from .worst_case import verified_horizons
@@ -148,7 +148,7 @@ class LanguageRuns:
 
     Parameters
     ----------
-    task : LanguageTask
+    task : LanguageSpec
         The catalogue entry.
     setting : LanguageSetting
         The data and tests.
@@ -156,12 +156,12 @@ class LanguageRuns:
     Raises
     ------
     TypeError
-        If ``task`` is not a :class:`~lagtheory.experiments.tasks.languages.catalogue.LanguageTask`.
+        If ``task`` is not a :class:`~lagtheory.experiments.tasks.languages.catalogue.LanguageSpec`.
     """
 
-    def __init__(self, task: LanguageTask, setting: LanguageSetting) -> None:
-        if not isinstance(task, LanguageTask):
-            raise TypeError(f"task must be a LanguageTask, got {type(task).__name__}")
+    def __init__(self, task: LanguageSpec, setting: LanguageSetting) -> None:
+        if not isinstance(task, LanguageSpec):
+            raise TypeError(f"task must be a LanguageSpec, got {type(task).__name__}")
         self.task, self.setting, self.name = task, setting, task.name
         self._tests: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
         self._stream: tuple[tuple[tuple[int, ...], int, int], CountStream] | None = None

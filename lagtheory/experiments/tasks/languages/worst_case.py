@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from lagtheory.model import ShallowTransformer
 
 from ...parameters import fill_doc
-from .catalogue import LanguageTask
+from .catalogue import LanguageSpec
 from .sampling import transition_table
 
 
@@ -154,7 +154,7 @@ def _feature(features: str, alphabet_size: int, previous: int, symbol: int) -> i
 
 
 @fill_doc
-def position_scores(task: LanguageTask, s: ArrayLike | None, models: int) -> NDArray[np.float64]:
+def position_scores(task: LanguageSpec, s: ArrayLike | None, models: int) -> NDArray[np.float64]:
     """The learned scores of the first Q = max(P, 1) positions of every model, shape (models, Q):
     0 without positional scores, the marker ``s`` (models,) or a number, or the P learned scores
     ``s`` (models, P) or (P,).
@@ -199,7 +199,7 @@ def _signed_sum(terms: list[tuple[NDArray, NDArray]]) -> tuple[NDArray, NDArray]
 
 @fill_doc
 def worst_case(
-    task: LanguageTask, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
+    task: LanguageSpec, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
 ) -> SignedLog:
     """For each model, length n and label y: min over the words x of length n with label y of
     y f(x) Z(x) (module docstring), shape (models, lengths, 2), columns y = +1, -1; +infinity
@@ -342,7 +342,7 @@ def worst_case(
 
 
 @fill_doc
-def model_parameters(model: ShallowTransformer, task: LanguageTask) -> tuple[NDArray, NDArray, NDArray | None]:
+def model_parameters(model: ShallowTransformer, task: LanguageSpec) -> tuple[NDArray, NDArray, NDArray | None]:
     """(theta, u, s or None) of a linear-readout model of this task, as numpy arrays.
 
     Parameters
@@ -372,7 +372,7 @@ def model_parameters(model: ShallowTransformer, task: LanguageTask) -> tuple[NDA
 
 
 @fill_doc
-def worst_case_scores(model: ShallowTransformer, task: LanguageTask, lengths: Sequence[int]) -> SignedLog:
+def worst_case_scores(model: ShallowTransformer, task: LanguageSpec, lengths: Sequence[int]) -> SignedLog:
     """:func:`worst_case` of one model, shape (lengths, 2).
 
     Parameters
@@ -397,7 +397,7 @@ def worst_case_scores(model: ShallowTransformer, task: LanguageTask, lengths: Se
 
 @fill_doc
 def verified_horizons(
-    task: LanguageTask, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
+    task: LanguageSpec, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
 ) -> NDArray[np.int64]:
     """For each model: the largest n in ``lengths`` (ascending) with every word of every listed
     length <= n correct; 0 if none. Shape (models,).
@@ -430,7 +430,7 @@ def verified_horizons(
 
 
 @fill_doc
-def verified_horizon(model: ShallowTransformer, task: LanguageTask, lengths: Sequence[int]) -> int:
+def verified_horizon(model: ShallowTransformer, task: LanguageSpec, lengths: Sequence[int]) -> int:
     """:func:`verified_horizons` of one model.
 
     Parameters
