@@ -594,6 +594,62 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/test_certified.py::test_log_tails_bound_the_true_tails", "tests/test_certified.py"),
         ("representation", "failures"),
     ),
+    # h41: cover (certified/boxes.py) and the several-b certificate (certified/generalisations.py), each caught by
+    # a unit test and by a chapter's check of the tiling or of the certificate's ends against mpmath
+    M(
+        "cover-skips-a-box",
+        "cover's first cut keeps only its upper half: the lower half of the box is never decided",
+        "lagtheory/certified/boxes.py",
+        "        for half in ((low, middle), (middle, high)):",
+        "        for half in ((low, middle), (middle, high))[evaluated == 1 :]:",
+        (
+            "tests/test_certified.py::test_check_tiling_proves_a_cover_and_catches_a_gap_an_overlap_a_midpoint_ball_and_a_dropped_end",
+            "tests/test_certified.py",
+        ),
+        ("threshold", "setting"),
+    ),
+    M(
+        "cover-decides-at-midpoints",
+        "cover decides each box on the ball of its midpoint instead of the ball of the whole box",
+        "lagtheory/certified/boxes.py",
+        "        balls = tuple(interval(low, high) for low, high in current)",
+        "        balls = tuple(interval((low + high) / 2, (low + high) / 2) for low, high in current)",
+        (
+            "tests/test_certified.py::test_cover_refuses_a_statement_false_only_at_the_end_of_its_range_or_away_from_the_midpoints",
+            "tests/test_certified.py",
+        ),
+        ("threshold", "setting"),
+    ),
+    M(
+        "cover-drops-the-end",
+        "cover starts from the box with the last 2^-30 of each side dropped (a statement false only at its end passes)",
+        "lagtheory/certified/boxes.py",
+        "    start = tuple((Fraction(low), Fraction(high)) for low, high in box)",
+        "    start = tuple((Fraction(low), Fraction(high) - (Fraction(high) - Fraction(low)) / 2**30) for low, high in box)",
+        (
+            "tests/test_certified.py::test_cover_refuses_a_statement_false_only_at_the_end_of_its_range_or_away_from_the_midpoints",
+            "tests/test_certified.py",
+        ),
+        ("threshold", "setting"),
+    ),
+    M(
+        "several-b-loss-upper-end",
+        "the several-b certificate's lower bound of the loss taken at its ball's upper end",
+        "lagtheory/certified/generalisations.py",
+        "    loss_lower = loss_ball.lower()",
+        "    loss_lower = loss_ball.upper()",
+        ("tests/test_certified.py::test_several_b_certificate_and_the_old_form", "tests/test_certified.py"),
+        ("generalisations",),
+    ),
+    M(
+        "several-b-bound-negated",
+        "the several-b certificate's upper bound of the right side of eq-lower-several-b negated (any loss passes)",
+        "lagtheory/certified/generalisations.py",
+        "    bound_upper = bound_ball.upper()",
+        "    bound_upper = -bound_ball.upper()",
+        ("tests/test_certified.py::test_several_b_certificate_and_the_old_form", "tests/test_certified.py"),
+        ("generalisations",),
+    ),
 )
 
 

@@ -174,6 +174,21 @@ def test_one_step_failure_constants():
         C.saturation_factor_geometric(0.5, Q)
 
 
+def exact(value) -> Fraction:
+    """An mpmath real exactly, as a Fraction (never rounded to the current precision)."""
+    mantissa, exponent = value.man_exp
+    return (-1 if value < 0 else 1) * Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+
+
+def test_ends_are_the_exact_ends_of_the_ball():
+    third = C.ball(1) / 3
+    low, high = C.ends(third)
+    assert low < Fraction(1, 3) < high and high - low < Fraction(1, 2**250)
+    assert C.ends(C.ball(Fraction(-3, 4))) == (Fraction(-3, 4), Fraction(-3, 4))
+    with pytest.raises(ValueError, match="finite"):
+        C.ends(C.ball(1) / 0)
+
+
 def test_several_b_certificate_and_the_old_form():
     pmf = lambda n: C.geometric_pmf(n, Q)  # noqa: E731
     uniform_tail = lambda M: C.geometric_tail(M, Q) / (M + 1)  # noqa: E731
@@ -189,6 +204,30 @@ def test_several_b_certificate_and_the_old_form():
         / 2
     )
     assert cert.loss_lower < loss_ref < 1.01 * float(cert.loss_lower.mid()) + 1e-3 * loss_ref
+    # the ends against the same truncated sum (n <= 120) in mpmath at 100 digits, compared exactly: the loss ball
+    # contains it and its lower end lies below it; the right side's ball contains it and its upper end lies above it
+    with mpmath.workdps(100):
+        truncated = (
+            mpmath.log1p(mpmath.exp(-20)) / 2
+            + mpmath.fsum(
+                mpmath.mpf(1)
+                / 10
+                * (mpmath.mpf(9) / 10) ** (n - 1)
+                / n
+                * mpmath.fsum(mpmath.log1p(mpmath.exp(20 - mpmath.mpf(620) * k / n)) for k in range(1, n + 1))
+                for n in range(1, 121)
+            )
+            / 2
+        )
+        right = (
+            mpmath.log(2)
+            / 2
+            * mpmath.fsum(mpmath.mpf(1) / 10 * (mpmath.mpf(9) / 10) ** (n - 1) / n for n in range(31, 3001))
+        )
+    loss_low, loss_high = C.ends(cert.loss_ball)
+    assert loss_low <= exact(truncated) <= loss_high and C.ends(cert.loss_lower)[1] < exact(truncated)
+    bound_low, bound_high = C.ends(cert.bound_ball)
+    assert bound_low <= exact(right) <= bound_high and exact(right) < C.ends(cert.bound_upper)[0]
     bound_ref = mpmath.log(2) / 2 * geometric_sum(lambda n: 1 / n, start=31)
     assert abs(float(cert.bound_upper.mid()) - float(bound_ref)) <= 1e-12 * float(bound_ref)
     # the old form (every positive beyond the horizon counted: pi_+(n) replaced by pi(n)) is refused here
@@ -574,6 +613,63 @@ def test_cover_decides_partitions_and_refuses():
         C.cover(inside_unit_disk, [(0, 2), (0, 2)])
     with pytest.raises(ValueError, match="max_boxes"):
         C.cover(lambda balls, box: None, [(0, 1)], max_boxes=50)
+
+
+def below(limit):
+    """decide for "x < limit" on a box of x: True when the whole ball is below, False when a point is not."""
+
+    def decide(balls, box):
+        if balls[0] < C.ball(limit):
+            return True
+        return False if balls[0].upper() >= C.ball(limit) else None
+
+    return decide
+
+
+def test_cover_refuses_a_statement_false_only_at_the_end_of_its_range_or_away_from_the_midpoints():
+    # x < 1 on [0, 1] fails only at x = 1; x < 0.9 fails on [0.9, 1], away from every midpoint 1/2, 1/4, 3/4, ...
+    for limit in (1, Fraction(9, 10)):
+        with pytest.raises(ValueError, match=r"false on the box|max_boxes"):
+            C.cover(below(limit), [(0, 1)], max_boxes=2_000)
+    covered = C.cover(below(Fraction(11, 10)), [(0, 1)])
+    assert covered.boxes >= 1
+
+
+def test_check_tiling_proves_a_cover_and_catches_a_gap_an_overlap_a_midpoint_ball_and_a_dropped_end():
+    import dataclasses
+
+    square = [(Fraction(-1, 2), Fraction(3, 4)), (0, 1)]
+
+    def two_humps(balls, box):  # x (1 - x) + y (1 - y) < 0.6 on the square (its largest value is 1/2)
+        return True if balls[0] * (1 - balls[0]) + balls[1] * (1 - balls[1]) < 0.6 else None
+
+    one_d = C.cover(lambda balls, box: True if balls[0] * (1 - balls[0]) < 0.3 else None, [(0, 1)])
+    two_d = C.cover(two_humps, square)
+    assert C.check_tiling(one_d, [(0, 1)]) == one_d.boxes > 1
+    assert C.check_tiling(two_d, square) == two_d.boxes > 1
+    # exact: the ends of [0, 1] tiled, every box inside, a side of zero width tiled by a point
+    assert C.check_tiling(C.cover(below(2), [(1, 1)]), [(1, 1)]) == 1
+    for covered, box in ((one_d, [(0, 1)]), (two_d, square)):
+        last = len(covered.decided) - 1
+        skipped = dataclasses.replace(covered, decided=covered.decided[1:], balls=covered.balls[1:])
+        with pytest.raises(ValueError, match="a gap"):
+            C.check_tiling(skipped, box)
+        doubled = dataclasses.replace(
+            covered, decided=(*covered.decided, covered.decided[0]), balls=(*covered.balls, covered.balls[0])
+        )
+        with pytest.raises(ValueError, match="an overlap"):
+            C.check_tiling(doubled, box)
+        at_midpoints = dataclasses.replace(
+            covered, balls=tuple(tuple(C.ball((low + high) / 2) for low, high in b) for b in covered.decided)
+        )
+        with pytest.raises(ValueError, match="does not contain"):
+            C.check_tiling(at_midpoints, box)
+        wider = [(low, high + Fraction(1, 2**40)) if side == 0 else (low, high) for side, (low, high) in enumerate(box)]
+        with pytest.raises(ValueError, match="a gap"):  # the cover stops short of the stated end
+            C.check_tiling(covered, wider)
+        with pytest.raises(ValueError, match="not inside"):  # a box beyond the stated range
+            C.check_tiling(covered, [(low, high - Fraction(1, 2**40)) for low, high in box])
+        assert last >= 1
 
 
 @pytest.mark.parametrize("u", [(-1.0, 2.0), (0.5, -0.4), (-40.0, 60.0), (-30.0, 3000.0)])

@@ -38,6 +38,7 @@ from .balls import (
     Number,
     ball,
     describe,
+    ends,
     floor_certified,
     interval,
     relu,
@@ -46,7 +47,7 @@ from .balls import (
     width_bound,
     with_tail,
 )
-from .boxes import Cover, cover
+from .boxes import Cover, check_tiling, cover
 from .failures import (
     gamma_geometric,
     recovery_lower_bounds,
@@ -123,6 +124,7 @@ __all__ = [  # noqa: RUF022 (in the order of the modules above: the API page lis
     "Number",
     "ball",
     "interval",
+    "ends",
     "with_tail",
     "floor_certified",
     "width_bound",
@@ -132,6 +134,7 @@ __all__ = [  # noqa: RUF022 (in the order of the modules above: the API page lis
     "relu",
     "Cover",
     "cover",
+    "check_tiling",
     "geometric_pmf",
     "geometric_tail",
     "power_law_pmf",

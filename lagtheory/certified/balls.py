@@ -74,6 +74,37 @@ def interval(low: arb, high: arb) -> arb:
     return ball(low).union(ball(high))
 
 
+def ends(x: arb) -> tuple[Fraction, Fraction]:
+    """The two ends of a ball as exact rationals (its ends are binary numbers), for comparing a ball with a
+    value computed independently (``mpmath``, exact sums) without rounding either.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or arb
+        The ball, taken by :func:`ball`; finite.
+
+    Returns
+    -------
+    tuple of Fraction
+        ``(low, high)``, with every point of the ball in ``[low, high]``.
+
+    Raises
+    ------
+    ValueError
+        If the ball is not finite.
+    """
+    x = ball(x)
+    if not x.is_finite():
+        raise ValueError(f"x must be a finite ball, got {x}")
+    return _exact(x.lower()), _exact(x.upper())
+
+
+def _exact(end: arb) -> Fraction:
+    """An exact ball (radius 0) as a Fraction."""
+    mantissa, exponent = end.man_exp()
+    return Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+
+
 def with_tail(partial: arb, tail_bound: arb) -> arb:
     """``partial + [0, tail_bound]``, an enclosure of a sum of non-negative terms whose truncated part is at most ``tail_bound``.
 

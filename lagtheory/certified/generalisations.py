@@ -64,14 +64,23 @@ class SeveralBCertificate:
     horizon : int
         N, at most the horizon N(0, u).
     loss_lower : arb
-        An exact ball at or below L(0, u).
+        An exact ball at or below L(0, u): the lower end of ``loss_ball``.
     bound_upper : arb
-        An exact ball at or above ``1/2 log 2 sum_{n > N} pi_+(n)``.
+        An exact ball at or above ``1/2 log 2 sum_{n > N} pi_+(n)``: the upper end of ``bound_ball``.
+    loss_ball : arb
+        A ball containing the truncated sum of L(0, u) (its negatives and its positives with
+        n <= ``loss_terms``), which is at most L(0, u): a chapter checks that it contains the same
+        sum evaluated independently.
+    bound_ball : arb
+        A ball containing ``1/2 log 2 sum_{n > N} pi_+(n)`` (the terms up to ``bound_terms`` and
+        ``[0, one_b_tail]`` for the rest).
     """
 
     horizon: int
     loss_lower: arb
     bound_upper: arb
+    loss_ball: arb
+    bound_ball: arb
 
     @property
     def holds(self) -> bool:
@@ -135,12 +144,14 @@ def several_b_certificate(
             share = Fraction(k, n)
             inner += kappa(n, k) * softplus(-(u_a * ball(1 - share) + u_b * ball(share)))
         positives += pmf(n) * inner
-    loss_lower = (softplus(u_a) + positives).lower() / 2
+    loss_ball = (softplus(u_a) + positives) / 2
+    loss_lower = loss_ball.lower()
     beyond = arb(0)
     for n in range(horizon + 1, bound_terms + 1):
         beyond += one_b(n)
-    bound_upper = (arb(2).log() / 2 * with_tail(beyond, one_b_tail(bound_terms))).upper()
-    return SeveralBCertificate(horizon, arb(loss_lower), arb(bound_upper))
+    bound_ball = arb(2).log() / 2 * with_tail(beyond, one_b_tail(bound_terms))
+    bound_upper = bound_ball.upper()
+    return SeveralBCertificate(horizon, arb(loss_lower), arb(bound_upper), loss_ball, bound_ball)
 
 
 @dataclass(frozen=True)
