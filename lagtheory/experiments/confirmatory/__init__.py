@@ -17,5 +17,5 @@
 - :mod:`~lagtheory.experiments.confirmatory.sensitivity`: outcome (c)'s Monte Carlo error;
 - :mod:`~lagtheory.experiments.confirmatory.stability`: an exploratory successor to the predictor, scored on
   the validation cells.
-- :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32).
+- :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study.
 """
