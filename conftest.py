@@ -6,7 +6,7 @@ BLAS and OpenMP pools on a two-core machine oversubscribe it, and a spinning BLA
 make one numpy dot product hundreds of times slower. So every process of the test session
 (workers and kernels inherit the environment) uses one thread unless the caller says
 otherwise. This changes no result beyond the last bits of a float sum, which no stored
-output prints (issue 8).
+output prints.
 
 The workers' kernels also start one at a time. Two kernels started at the same moment can be
 given the same free TCP port by jupyter_client, and one of them then dies ("Kernel died before

@@ -283,7 +283,7 @@ def engine_cells() -> list[tuple[str, Any, Any]]:
 
 
 def engine_rows(seeds: int = 30, looped_seeds: int = 3) -> list[tuple[str, str]]:
-    """Seeds per second of the experiment engine (issue 9) on :func:`engine_cells`: S = 30 seeds in one
+    """Seeds per second of the experiment engine on :func:`engine_cells`: S = 30 seeds in one
     batched run against the same seeds run one at a time (all schedules batched in both), and against one
     schedule and one seed at a time (the loop of the old protocol). The looped rates are measured on
     ``looped_seeds`` seeds."""
@@ -321,7 +321,7 @@ TRANSFORMER_SCHEDULES = ("joint", "lag", "three-phase", "lead", "two-timescale-0
 def transformer_rows(
     seeds: int = 16, looped_seeds: int = 4, steps: int = 30, device: str = "cpu"
 ) -> list[tuple[str, str]]:
-    """The standard small transformer (issue 21) on FIRST, default shape and setting, ``steps`` training
+    """The standard small transformer on FIRST, default shape and setting, ``steps`` training
     steps of the exploratory regime (evaluation not timed): seeds per second with ``seeds`` seeds in one
     batched run against seeds one at a time (measured on ``looped_seeds``), for one schedule and for
     :data:`TRANSFORMER_SCHEDULES` batched as rows; and the achieved FLOP/s of the batched run (matrix-product
@@ -432,7 +432,7 @@ CERTIFIED_TWINS = [
     ("threshold", "thm-threshold (b) on t in [1.001, 200]", "brute_lengths = np.arange(", "C.margin_certificate("),
     ("threshold", "thm-threshold (c) on r in [1.5, 256.5]", "x_grid = np.linspace(", "C.loss_bound_certificate("),
 ]
-"""The certified cells that decide a statement on a whole interval (issue 33) and their float twins: (chapter,
+"""The certified cells that decide a statement on a whole interval and their float twins: (chapter,
 statement, a line of the float check's source, a line of the certified cell's source)."""
 
 
@@ -530,15 +530,13 @@ def main() -> None:
         "Heavy tails: power-law sums at tol 1e-12, term by term against the tail expansion", heavy_tail_rows()
     )
     lines += table("Count-based against token-level evaluation", evaluation_rows())
+    lines += table("Certified on whole ranges against the float check of the same statement", certified_rows())
     lines += table(
-        "Certified on whole ranges against the float check of the same statement (issue 33)", certified_rows()
-    )
-    lines += table(
-        "Vectorised against looped seeds (the experiments engine, issue 9)",
+        "Vectorised against looped seeds (the experiments engine)",
         [(what, value, "") for what, value in engine_rows()],
     )
     lines += table(
-        "The standard small transformer (issue 21): batched seeds, and achieved FLOP/s",
+        "The standard small transformer: batched seeds, and achieved FLOP/s",
         [(what, value, "") for what, value in transformer_rows()],
     )
     if not args.skip_tests:

@@ -77,7 +77,7 @@ FLAT: dict[str, str] = {
     "confirmatory_records": "confirmatory",
     "run": "command",
 }
-"""The rooms of the flat layout's modules (``lagtheory/experiments/<name>.py`` before issue 30), so that
+"""The rooms of the flat layout's modules (``lagtheory/experiments/<name>.py`` before the subpackages by job), so that
 the graph before the move is measured against the same rooms as the graph after it."""
 
 

@@ -1,4 +1,4 @@
-"""EXPLORATORY pilot of the standard small transformer (issue 21): recognition per schedule, language and
+"""EXPLORATORY pilot of the standard small transformer (the first configuration of its chapter): recognition per schedule, language and
 test length. Not a confirmatory record and not a study record: a handful of seeds (100-105, outside the
 seeds 30-89 reserved for the confirmatory study), the uncalibrated regime TRANSFORMER_TRAINING with 400
 steps, nothing tuned. Run from the repository root:  python benchmarks/transformer_pilot.py [--positions sinusoidal] [LANGUAGE ...]

@@ -1,4 +1,4 @@
-"""Benchmark of the registered transformer study (issue 32, item 5): runs per second of its units against a
+"""Benchmark of the registered transformer study: runs per second of its units against a
 dense matrix product's FLOP/s, float32 against float64, and the registered run's wall time.
 
 Run from the repository root:  python benchmarks/transformer_study.py [--steps 30]

@@ -31,7 +31,12 @@ mathematical object (see the API page of the book). The modules::
     _validation.py        argument checks that name the argument and its range
     certified/            ball-arithmetic forms of the closed forms, one module per chapter
     experiments/          the experiments of the empirical chapters, one subpackage per job
+
+The package's version is written once, in ``pyproject.toml``; ``__version__`` reads it from the
+installed package's metadata (``CITATION.cff`` and ``CHANGELOG.md`` quote it).
 """
+
+from importlib import metadata
 
 from .counts import BinomialCount, CountDistribution, OneB, UniformCount
 from .data import Data
@@ -68,3 +73,5 @@ __all__ = [
     "recognition",
     "to_reduced",
 ]
+
+__version__ = metadata.version("lagtheory")

@@ -516,7 +516,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/test_sampled.py",),
         ("three_phase",),
     ),
-    # issue 33: the survivors of an independent review, each now caught by a unit test and a chapter
+    # the survivors of an independent review, each now caught by a unit test and a chapter
     M(
         "tail-quadrature-bound-over-100",
         "the Gauss-Legendre bound of the outer length integral (_plan_outer_integral) divided by 100",

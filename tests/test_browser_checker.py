@@ -77,7 +77,7 @@ DEFECTS = {
     "missing resource": ('<img src="_static/missing.png" alt="x">', "console error", ()),
     # a blocked request also logs a failed load: both lines name the address
     "network request": ('<img src="https://example.org/logo.png" alt="x">', "https://example.org/logo.png", ()),
-    # issue 23, item 1: a maths span that Markdown broke is left as TeX text
+    # a review's find: a maths span that Markdown broke is left as TeX text
     "tex control word": (
         "<p>(c) hence \\operatorname{Var}(\\hat t_1) = \\frac{4}{B}</p>",
         "TeX outside typeset maths",
@@ -113,7 +113,7 @@ DEFECTS = {
         "printed table scrolls sideways",
         ("table wider than two",),
     ),
-    # issue 34, item 5: a table written in the prose that scrolls at 1400 px (the mutation page's 589-783 px)
+    # a review's find: a table written in the prose that scrolls at 1400 px (the mutation page's 589-783 px)
     "scrolling prose table": (
         '<div class="pst-scrollable-table-container" style="overflow-x: auto">'
         '<table><tr><td style="min-width: 900px">a wide row</td></tr></table></div>',
@@ -163,7 +163,7 @@ DEFECTS = {
         "claim link to a hidden target",
         (),
     ),
-    # issue 23, smaller: chapter pages wider than a phone screen
+    # a review's find: chapter pages wider than a phone screen
     "page too wide for a phone": (
         '<div style="width: 500px">fits the column at 1400 px, not a phone</div>',
         WIDE_ON_A_PHONE,

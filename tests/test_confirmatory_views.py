@@ -1,4 +1,4 @@
-"""Tests of the views of the confirmatory records the verdict chapter shows (issue 31): the step-size curves
+"""Tests of the views of the confirmatory records the verdict chapter shows: the step-size curves
 (lagtheory.experiments.confirmatory.step_size), H5's breakdown (confirmatory.predictor_breakdown) and (c)'s
 Monte Carlo error (confirmatory.sensitivity).
 

@@ -1,5 +1,5 @@
 """The data distribution as one value (lagtheory.data.Data), the methods the sums ask of the laws,
-and the bounded memory of a public population call (issue 22)."""
+and the bounded memory of a public population call."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_sample_support_is_none_for_the_exact_geometric_draws():
 
 
 def test_an_expansion_too_costly_for_bounded_memory_is_refused_naming_the_arguments():
-    # issue 22: at u = (-30, 3000) the strip of lem-strip has half-width pi/3030, and the expansion that
+    # A review found: at u = (-30, 3000) the strip of lem-strip has half-width pi/3030, and the expansion that
     # meets tol = 0.1 with uniform counts needed about 1e9 per-string evaluations (7.3 GiB)
     data = Data(PowerLaw(3), "uniform", tol=0.1)
     tracemalloc.start()

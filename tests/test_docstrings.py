@@ -242,7 +242,7 @@ def test_docstring_examples_run():
 
 
 SHARED_LATER = {
-    "lagtheory/experiments/confirmatory/stability.py": "issue 31 edits it",
+    "lagtheory/experiments/confirmatory/stability.py": "the verdict's session edits it",
 }
 """Experiment modules whose repeated entries are not yet shared, with the reason (being edited elsewhere)."""
 

@@ -1,8 +1,8 @@
 """Tests of the exploratory re-analysis (lagtheory.experiments.exploratory.reanalysis, outcomes).
 
 A hand-made record checks the definitions (a failure at or above the cap, the cap read off the flagged runs,
-McNemar's counts, the differences on the seeds where both succeed). On the stored records, the numbers of issue
-20's re-analysis, computed independently by its author from the same records, must come out again.
+McNemar's counts, the differences on the seeds where both succeed). On the stored records, the numbers of the
+independent re-analysis behind the registration, computed independently by its author from the same records, must come out again.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The explore page (book/explore.ipynb) holds its checks for other numbers than its own (issue 34).
+"""The explore page (book/explore.ipynb) holds its checks for other numbers than its own.
 
 A teacher changes the parameters cell and runs every cell; each check there states a theorem for any
 valid values. Here the page runs with three other parameter sets, replacing its parameters cell (tagged

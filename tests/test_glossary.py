@@ -1,4 +1,4 @@
-"""Every chapter links a glossary word (book/glossary.md) at its first use (issue 34).
+"""Every chapter links a glossary word (book/glossary.md) at its first use.
 
 A chapter's prose (its Markdown, without code, mathematics, inline code, roles and links) is read in
 order; the first time it uses a word of the glossary, in one of the word's forms below, that use must be

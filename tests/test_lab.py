@@ -1,4 +1,4 @@
-"""The lab worksheet (book/lab.md) works as written (issue 34).
+"""The lab worksheet (book/lab.md) works as written.
 
 Its command must be one the run command accepts, writing into the git-ignored ``runs/`` folder (never
 ``book/data``); its Python blocks, run in order, must work on a record of the study they read. Here they

@@ -319,7 +319,7 @@ def _mpmath_worst_case(task, theta, u, s, n):
 
 @pytest.mark.parametrize("name", ["CONTAINS_AB", "A_STAR_B_STAR"])
 def test_the_verifier_decides_three_phase_with_attention_step_100(name):
-    """The case that made the float64 verifier raise (issue 9): three-phase with an attention step of 100 on the
+    """The case that made the float64 verifier raise: three-phase with an attention step of 100 on the
     bigram languages (here with a first output step of 20, which makes the readout, and so the attention step,
     large). The signed-log verifier returns a verdict, and its worst case agrees with 60-digit mpmath."""
     runs = LanguageRuns(TASKS[name], LanguageSetting())

@@ -1,4 +1,4 @@
-"""No public call can exhaust memory (issue 33): each estimates its memory before it allocates and
+"""No public call can exhaust memory: each estimates its memory before it allocates and
 refuses with a ValueError naming the argument that drives it when the estimate exceeds its
 ``memory_budget`` (lagtheory.memory.MEMORY_BUDGET, 1 GiB, by default).
 
@@ -121,7 +121,7 @@ def test_the_huge_calls_are_refused_before_any_large_allocation():
 
 
 def test_the_expansion_message_names_the_width_not_only_tol():
-    # issue 33: at u = (-30, 3e5) the message said "use a larger tol" even at tol = 1000; the limit is |u_b - u_a|
+    # A review found: at u = (-30, 3e5) the message said "use a larger tol" even at tol = 1000; the limit is |u_b - u_a|
     with pytest.raises(ValueError, match=r"\|u_b - u_a\| <= \d") as caught:
         population((0, 0), (-30, 3e5), Data(PowerLaw(3), UniformCount(), tol=1000), tail="expanded")
     assert "use a larger tol" not in str(caught.value)

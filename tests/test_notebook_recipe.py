@@ -1,4 +1,4 @@
-"""Re-executing a chapter with no edit leaves its notebook unchanged (issue 34).
+"""Re-executing a chapter with no edit leaves its notebook unchanged.
 
 The recipe is ``python book/_ext/execute_chapter.py <chapter>`` (README, introduction,
 Contributing page). It stores every notebook in one normal form: without execution

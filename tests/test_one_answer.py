@@ -1,4 +1,4 @@
-"""One answer everywhere (issue 31, item 5): the verdict chapter, the introduction and the README say the same thing,
+"""One answer everywhere: the verdict chapter, the introduction and the README say the same thing,
 drawn from one source, lagtheory.experiments.confirmatory.answer, computed from the committed confirmatory records.
 
 * the verdict notebook's stored glue values of the answer are the sentences computed now from the records, and its

@@ -153,7 +153,7 @@ def test_bad_data_is_refused_when_built(kwargs, error, match):
 
 
 def test_prior_and_tol_cannot_be_passed_positionally():
-    # issue 18: population took (..., tol, prior) and the training runs (..., prior, ..., tol), so a
+    # population took (..., tol, prior) and the training runs (..., prior, ..., tol), so a
     # positional call could swap them; Data takes both by keyword only, and population its options
     with pytest.raises(TypeError, match="positional"):
         Data(Geometric(5.0), "one-b", 0.3, 1e-10)

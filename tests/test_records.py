@@ -191,7 +191,7 @@ def test_bad_records_are_refused(record):
 
 
 def test_a_setting_record_leaves_out_later_options_at_their_defaults():
-    """The transformer setting's options added by issue 32 are left out of a cell's record form at their defaults
+    """The transformer setting's options added for the registered transformer study are left out of a cell's record form at their defaults
     (the first model, whose records lack them) and kept otherwise; the record reads back to the same setting."""
     from lagtheory.experiments.tasks.transformer.task import TransformerSetting
 

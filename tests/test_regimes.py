@@ -142,7 +142,7 @@ def test_record_summary_lines_by_hand():
 
 def test_every_budget_and_base_rate_level_prints_without_a_star():
     """The design's level names (T*2, ratio=1 base*0.316) print as 2T and ratio 1, base/3.16: a T* next to
-    the three-phase chapter's step count T^star read as the same symbol (issue 34)."""
+    the three-phase chapter's step count T^star read as the same symbol."""
     assert G.level_label("T*0.25") == "T/4" and G.level_label("T*2") == "2T"
     assert G.level_label("ratio=10 base*0.316") == "ratio 10, base/3.16"
     assert G.level_label("ratio=3 base*3.16") == "ratio 3, 3.16 base"

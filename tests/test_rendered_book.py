@@ -138,7 +138,7 @@ def generated_table_cells(notebook: Path) -> list[str]:
 
 
 def test_generated_table_cells_are_shown_as_written():
-    """Cell names like base*0.316 or T*2 survive rendering (item 4 of issue 23): each rendered cell
+    """Cell names like base*0.316 or T*2 survive rendering: each rendered cell
     of a table printed by a cell equals the text the cell wrote, unescaped."""
     cells = [r"(0.3, 1) base\*0.316", r"`T*2`", "**hurts**", r"a \| b", "(3, 3)"]
     assert [_cell_text(c) for c in cells] == ["(0.3, 1) base*0.316", "T*2", "hurts", "a | b", "(3, 3)"]
@@ -265,7 +265,7 @@ def _api_pages() -> list[str]:
 
 
 SCREEN = 757
-"""Pixels of one screen in the measure of issue 34 (the one-page API reference: 240,000 px, 317 screens)."""
+"""Pixels of one screen in a review's measure (the one-page API reference: 240,000 px, 317 screens)."""
 MAX_API_SCREENS = 20
 
 

@@ -1,4 +1,4 @@
-"""Every chapter opens with its learning objectives and ends with at least three exercises (issue 34).
+"""Every chapter opens with its learning objectives and ends with at least three exercises.
 
 The format is fixed (ROOMS.md): an ``{admonition} Objectives`` with ``:class: objectives`` right after
 the chapter's opening paragraph (before any section), saying "After this chapter you can" and listing
@@ -17,7 +17,7 @@ import pytest
 BOOK = Path(__file__).resolve().parents[1] / "book"
 CHAPTERS = [path for path in sorted((BOOK / "text").glob("*.md")) if path.stem not in ("claim_map", "explore")]
 OWNED = {
-    "verdict": "issue 31 (h31) writes the verdict chapter's objectives",
+    "verdict": "the verdict chapter's own session writes its objectives",
 }
 HAS_EXERCISES = ("verdict",)  # an owned chapter that already has its exercises
 OBJECTIVES = re.compile(

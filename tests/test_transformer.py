@@ -1,4 +1,4 @@
-"""Tests of the standard small transformer as an engine task (issue 21).
+"""Tests of the standard small transformer as an engine task.
 
 Independent references: a from-scratch forward pass written here with explicit loops over heads
 and words (plain arithmetic for the layer norm, softmax and GELU, the sinusoidal table from the

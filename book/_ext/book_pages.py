@@ -32,7 +32,12 @@ from sphinx_exercise.nodes import solution_node
 from table_frame import table_frame
 
 BUILD_TOOLS = ("sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "nbclient", "ipykernel", "docutils")
-PDF_COMMAND = "jupyter-book build . --builder pdflatex && jupyter-book build . -W -n --keep-going"
+PDF_COMMAND = (
+    "jupyter-book build . --builder pdflatex && python tests/pdf_log_check.py _build/latex/lagtheory.log"
+    " && jupyter-book build . -W -n --keep-going"
+)
+"""The PDF's build as the README's third command runs it once TeX and the environment are there: the PDF,
+its log check (``tests/pdf_log_check.py``), then the HTML that links it (``tests/test_pdf_command.py``)."""
 
 
 def _pins(requirements: Path) -> list[tuple[str, str]]:
@@ -109,8 +114,8 @@ class BookPdf(Directive):
             env.note_dependency(relative)
         paragraph = nodes.paragraph("", "", classes=["book-pdf"])
         if inside and pdf.is_file():
-            paragraph += nodes.Text("The whole book as one PDF (theorems, proofs, code and outputs; exercises without ")
-            paragraph += nodes.Text("their solutions): ")
+            paragraph += nodes.Text("The whole book as one PDF (theorems, proofs and the cells' outputs without their ")
+            paragraph += nodes.Text("code; exercises without their solutions): ")
             paragraph += addnodes.download_reference(
                 "", "", nodes.literal("", pdf.name), reftarget=f"/{relative}", refdoc=env.docname, refexplicit=True
             )

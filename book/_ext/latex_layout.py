@@ -16,10 +16,13 @@ sets an automatic ``tabulary`` that squeezes a column below its longest word ("P
 and cannot break across pages. Here, for LaTeX only, such a table is marked so, and set as
 a ``longtable``. The HTML is left as sphinx-proof, sphinx-exercise and ``table_frame`` write it.
 
-What a reader of the printed book does not need leaves the PDF (issue 34):
+What a reader of the printed book does not need leaves the PDF:
 
 * the code of the notebooks' cells (a check cell's code is replaced by a pointer to its cell,
   ``claim_links.py``; every other cell prints its outputs only);
+* what a click does in the HTML: the sentence above each chapter's table of checks says "each number
+  opens the cell" (in the HTML a number unfolds the check cell's code); in the PDF, where nothing
+  opens, it says where the number leads (:data:`HTML_ONLY_PHRASES`);
 * the API reference's pages (the docstrings, signatures and members of every module; the index
   page keeps its overview tables and says where the reference is).
 
@@ -40,6 +43,12 @@ from sphinx_proof.nodes import proof_node
 from table_frame import FRAMED
 
 PREFIX = "Proof. "
+
+HTML_ONLY_PHRASES = {
+    "(each number opens the cell)": "(each number links to the check cell, where its output is printed)",
+}
+"""Phrases of the chapters that describe what a click does in the HTML, and what the PDF says instead
+(matched with runs of white space as one space)."""
 
 
 def title_proofs(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
@@ -220,6 +229,21 @@ def statements_kept_together(app: Sphinx, doctree: nodes.document, fromdocname: 
         parent.insert(parent.index(node) + 1, nodes.raw("", "\\end{bookstatement}\n", format="latex"))
 
 
+def printed_phrases(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    """In the PDF, say what a number does in print where the chapter says what a click does in the HTML
+    (:data:`HTML_ONLY_PHRASES`): a paragraph of plain text holding such a phrase is rewritten."""
+    if app.builder.format != "latex":
+        return
+    for paragraph in list(doctree.findall(nodes.paragraph)):
+        text = " ".join(paragraph.astext().split())
+        rewritten = text
+        for phrase, printed in HTML_ONLY_PHRASES.items():
+            rewritten = rewritten.replace(phrase, printed)
+        if rewritten != text and all(isinstance(child, nodes.Text) for child in paragraph.children):
+            paragraph.children = []
+            paragraph += nodes.Text(rewritten)
+
+
 def setup(app: Sphinx):
     """Register the LaTeX layout with Sphinx."""
     app.connect("doctree-resolved", title_proofs)
@@ -230,4 +254,5 @@ def setup(app: Sphinx):
     app.connect("doctree-resolved", introduction_as_one_chapter)
     app.connect("doctree-resolved", parts_in_contents_and_heads)
     app.connect("doctree-resolved", statements_kept_together)
+    app.connect("doctree-resolved", printed_phrases)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,7 +27,7 @@ The command::
 
 (:func:`analyse_records`) writes the analysis of the grid and best records (without BEST: the shared-rate variants and (c)) as JSON (default ``runs/confirmatory/analysis.json``).
 
-Readings of the registration where it leaves a detail open (the report of issue 20 proposes them as
+Readings of the registration where it leaves a detail open (the independent re-analysis proposed them as
 deviation entries): the BCa interval uses the package's 9999 resamples from ``default_rng(0)``; a cell whose
 (b) is not estimable is left out of its Holm family (the family is the estimable cells); in the window's
 bootstrap a resample where neither schedule has a window counts as ratio 1; each cell's window bootstrap

@@ -1,5 +1,4 @@
-"""The book's one answer to "does lag help?", in sentences computed from the committed confirmatory records
-(issue 31, items 1 and 5).
+"""The book's one answer to "does lag help?", in sentences computed from the committed confirmatory records.
 
 The verdict chapter glues these sentences into its first screen, the introduction's claims table glues the
 short form from the verdict, and the README's opening carries the same sentences as text;

@@ -1,4 +1,4 @@
-"""The runs of the registered confirmatory study (``book/registration.md``, issue 20), as data: its cells,
+"""The runs of the registered confirmatory study (``book/registration.md``), as data: its cells,
 and which runs each stage trains in a cell.
 
 Read from the registered section (never from the exploratory design's defaults where the two could differ):

@@ -1,5 +1,5 @@
 """H5 as it stands: the registered predictor's result split by optimiser and task family, with intervals and
-with the AUROC each split's cells could tell from chance (issue 31, item 3). Exploratory: the registration
+with the AUROC each split's cells could tell from chance. Exploratory: the registration
 asks for the pooled test only (``book/registration.md``, "The predictor"), and the splits were chosen after
 the pooled result was known.
 

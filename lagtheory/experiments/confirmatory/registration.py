@@ -1,10 +1,10 @@
 """The registrations of ``book/registration.md``: their hashes, and the registered constants of the
-confirmatory study (issue 20) in machine-readable form.
+confirmatory study in machine-readable form.
 
 The page holds several **registered sections** (:data:`SECTIONS`), each with its own pair of marker
-lines and its own hash file: ``"confirmatory"``, the confirmatory study of issue 20 (markers
+lines and its own hash file: ``"confirmatory"``, the confirmatory study (markers
 :data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), and ``"transformer"``, the registered transformer
-study of issue 32 (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
+study (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
 :data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer_design`).
 A section is every line strictly between its begin line and its end line (each must occur
 exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before

@@ -1,6 +1,6 @@
 """Outcome (c)'s Monte Carlo error: how the registered step-size-window verdicts depend on the bootstrap's
 generator seed, and what they are once the resamples are many enough that the counts no longer move
-(issue 31, item 4). A sensitivity analysis, not a change of the registered rule: the registered answer stays
+A sensitivity analysis, not a change of the registered rule: the registered answer stays
 the one computed with ``numpy.random.default_rng(0)`` and 100,000 resamples
 (:func:`lagtheory.experiments.confirmatory.analysis.window_outcome`).
 

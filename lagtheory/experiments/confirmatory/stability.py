@@ -1,5 +1,5 @@
 """An exploratory successor to the registered predictor (H5): how close a cell's base rate sits to joint
-training's step-size stability edge, computed before any run of the cell (issue 31, item 6).
+training's step-size stability edge, computed before any run of the cell.
 
 The confirmatory study's data point to step-size robustness rather than to "who moves first": lag's
 benefit shrinks when each schedule is tuned to its best rate, and lag helps most where the shared rate

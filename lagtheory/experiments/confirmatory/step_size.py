@@ -1,5 +1,5 @@
 """The step size, shown: failure and exact recognition against the base rate, for joint and lag, per task and
-optimiser, from the confirmatory grid record (issue 31, item 2).
+optimiser, from the confirmatory grid record.
 
 The grid stage ran every confirmatory cell at every base rate of the registered grid, joint and lag (warm-up a
 quarter of the budget), on the 100 confirmatory seeds. :func:`step_size_curves` pools the six registered

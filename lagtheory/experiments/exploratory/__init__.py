@@ -10,7 +10,7 @@
 - :mod:`~lagtheory.experiments.exploratory.figures`: their figures;
 - :mod:`~lagtheory.experiments.exploratory.outcomes`: the decomposed outcomes of a record (failure, the loss
   when both succeed) and their verdicts;
-- :mod:`~lagtheory.experiments.exploratory.reanalysis`: issue 20's re-analysis, recomputed from them;
+- :mod:`~lagtheory.experiments.exploratory.reanalysis`: the independent re-analysis behind the registration, recomputed from them;
 - :mod:`~lagtheory.experiments.exploratory.transformer_pilot`: the standard transformer's pilot (configuration,
   tuning, diagnostics), which the registered transformer study was derived from;
 - :mod:`~lagtheory.experiments.exploratory.lag_timing`: the lag itself, measured in joint training (when the

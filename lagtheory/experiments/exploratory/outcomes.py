@@ -15,7 +15,7 @@ succeed, and their verdicts and summaries over a record's cells.
   the regime map of a task, optimiser and schedule (every cell of the task and
   optimiser that runs lag), Holm-adjusted; or, where stated, the 25 main-grid cells.
 
-The re-analysis of issue 20 that the registration rests on is built on these
+The independent re-analysis that the registration rests on is built on these
 (:mod:`lagtheory.experiments.exploratory.reanalysis`).
 """
 

@@ -1,12 +1,12 @@
-"""The exploratory re-analysis behind the registration (``book/registration.md``, issue 20).
+"""The exploratory re-analysis behind the registration (``book/registration.md``, *The exploratory basis*).
 
 The per-seed records of the first study (``book/data/summary_<study>.json``,
 :mod:`lagtheory.experiments.exploratory.records`, seeds 0..29) are the *exploratory* set the
 registration was written from. This module re-analyses them along the decomposed outcomes the
 registration adopts (:mod:`lagtheory.experiments.exploratory.outcomes`), and :func:`reanalysis`
-recomputes every number of issue 20's re-analysis that the registration relies on; ``python -m
+recomputes every number of the independent re-analysis that the registration relies on; ``python -m
 lagtheory.experiments.run reanalysis`` (or its alias ``python -m lagtheory.experiments.exploratory.reanalysis``,
-which the registration page quotes) prints them next to the issue's.
+which the registration page quotes) prints them next to the values that re-analysis reported.
 """
 
 from __future__ import annotations
@@ -326,7 +326,7 @@ def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]
 
 @fill_doc
 def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
-    """Every number of issue 20's re-analysis that the registration relies on: (what, the issue's value, the
+    """Every number of the independent re-analysis that the registration relies on: (what, its reported value, the
     value recomputed here).
 
     Parameters

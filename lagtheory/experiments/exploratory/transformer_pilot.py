@@ -1,4 +1,4 @@
-"""EXPLORATORY pilot of the standard small transformer (issue 32), run before the registered transformer
+"""EXPLORATORY pilot of the standard small transformer, run before the registered transformer
 study (``book/registration.md``, its transformer section) on seeds of its own, never the confirmatory ones.
 Nothing here is a confirmatory claim: the pilot chooses what the registration then freezes.
 
@@ -8,8 +8,8 @@ Stages (each a set of units of :func:`~lagtheory.experiments.tasks.transformer.u
   under each configuration of :data:`CONFIGURATIONS` (attention scaling none or log n; learned,
   sinusoidal or first-marked positions; one layer), joint and lag (warm-up T/4) at Adam's step
   size 0.01 with the standard initialisation (:data:`~lagtheory.experiments.tasks.transformer.units.PILOT_TRAINING`), on the 8 seeds
-  :data:`CONFIGURATION_SEEDS`, once in float64 and once in float32 arithmetic (the float32 question of
-  issue 32, item 5);
+  :data:`CONFIGURATION_SEEDS`, once in float64 and once in float32 arithmetic (whether float32
+  arithmetic changes the runs' outcomes);
 * ``tuning`` (after the configuration is chosen): the chosen configuration at every rate of
   :data:`RATES` (half a decade apart), joint and lag at warm-up fractions 1/8, 1/4, 1/2 of the budget, on
   the 16 seeds :data:`PILOT_SEEDS`, evaluated on the validation set (test seed + 500, as the confirmatory
@@ -56,7 +56,7 @@ PILOT_STAGES = ("configuration", "tuning", "diagnostics")
 OUTPUT_FOLDER = Path("runs") / "transformer_pilot"
 PILOT_SEEDS: tuple[int, ...] = tuple(range(300_000, 300_016))
 """The pilot's seeds; no other run uses them (the confirmatory study 100000..100099, the exploratory
-records 0..29 and 0..59, issue 21's pilot 100..105, calibration 1000000..1000004, the predictor
+records 0..29 and 0..59, the first transformer study's pilot 100..105, calibration 1000000..1000004, the predictor
 2000000..2000031)."""
 CONFIGURATION_SEEDS = PILOT_SEEDS[:8]
 """The seeds of the configuration stage."""

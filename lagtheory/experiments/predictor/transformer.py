@@ -1,7 +1,7 @@
 """The frozen predictor applied to the standard transformer's validation cells, before any of them runs.
 
 The registration (``book/registration.md``, section *The predictor*) names the standard transformer
-(issue 21) as a held-out setting: its validation cells are every language of the transformer study
+(the exploratory study of the transformer chapter) as a held-out setting: its validation cells are every language of the transformer study
 (:data:`lagtheory.experiments.exploratory.studies.TRANSFORMER_STUDY_LANGUAGES`, the two new star-free languages
 and the control PARITY included) at the main grid's readout scales and step-size ratios
 (:data:`lagtheory.experiments.exploratory.design.READOUT_SCALES` x :data:`~lagtheory.experiments.exploratory.design.RATIOS`),

@@ -102,7 +102,7 @@ class TransformerSetting:
     compute_dtype: str = "float64"
 
     LATER_OPTIONS = ("scaling", "previous_token", "initialisation", "compute_dtype")
-    """The options added after the first transformer records (issue 32), at defaults that give the first model:
+    """The options added after the first transformer records (for the registered transformer study), at defaults that give the first model:
     a cell's record form leaves them out where they are at their defaults
     (:func:`lagtheory.experiments.exploratory.entries.cell_configuration`), so the first records still describe
     their cells exactly. Not a field."""
