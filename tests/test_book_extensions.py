@@ -206,9 +206,9 @@ def test_certified_checks_are_marked_and_coloured(built):
     # lem-small: a sympy and a numeric cell; thm-big: a sympy, a certified and the shared numeric cell
     sympy_blue, float_sand, certified_lilac = "#3b5bdb", "#ffe2a6", "#d3c2f5"
     kind, _, rx, fill, stroke, width = boxes["lem-small"]
-    assert (kind, rx, fill, stroke, width) == ("lemma", 7.0, float_sand, sympy_blue, 2.8)
+    assert (kind, rx, fill, stroke, width) == ("lemma", 4.0, float_sand, sympy_blue, 2.8)
     kind, height, rx, fill, stroke, width = boxes["thm-big"]
-    assert (kind, rx, fill, stroke, width) == ("theorem", height / 2, certified_lilac, sympy_blue, 2.8)
+    assert (kind, rx, fill, stroke, width) == ("theorem", min(height / 2, 18.0), certified_lilac, sympy_blue, 2.8)
     assert 'class="claim-chip check-certified"' in svg
     table = page[page.index('<table class="claim-table') :]
     statuses = re.findall(r'<span class="claim-status status-(\w+)">([^<]*)</span>', table)
@@ -340,7 +340,7 @@ def test_the_pdf_draws_the_claim_map(source):
     assert picture.count(r"\draw[-stealth") == 1  # the proof of thm-big cites lem-small
     assert "The claim map, in the convention of Lean blueprints. Shape" in tex  # the legend, as text
     assert (
-        r"line width=1.4pt, rounded corners=7.0\claimmapunit" in picture
+        r"line width=1.4pt, rounded corners=4.0\claimmapunit" in picture
     )  # lem-small: sympy border, a lemma's corners
     html = (build(source, "html") / "map.html").read_text()
     assert "<svg" in html and "tikzpicture" not in html

@@ -46,11 +46,9 @@ def test_shape_border_and_fill_are_separate_channels():
     drawn = rects(render_svg(NODES, [("def-a", "lem-b")]))
     radius = {label: float(r["rx"]) for label, r in drawn.items()}
     assert radius["def-a"] == 0.0  # square corners
-    assert radius["lem-b"] == radius["prop-c"] == 7.0
-    assert (
-        radius["thm-d"] == float(drawn["thm-d"]["height"]) / 2
-        and radius["cor-e"] == float(drawn["cor-e"]["height"]) / 2
-    )
+    assert radius["lem-b"] == radius["prop-c"] == 4.0
+    for label in ("thm-d", "cor-e"):  # round ends: 18, or half the height of a lower box
+        assert radius[label] == min(18.0, float(drawn[label]["height"]) / 2) >= 3 * radius["lem-b"]
     border = {label: (r["stroke"], r["stroke-width"]) for label, r in drawn.items()}
     assert border["prop-c"] == border["thm-d"] == ("#3b5bdb", "2.8")  # sympy
     assert border["def-a"] == border["lem-b"] == border["cor-e"] == ("#868e96", "1.2")
@@ -89,7 +87,7 @@ def test_the_key_shows_every_shape_border_fill_and_chip():
     assert [head for head, _ in rows] == ["Shape: the kind.", "Border.", "Fill.", "Chips.", "Arrows."]
     drawn = dict(rows)
     shapes = re.findall(r'rx="([\d.]+)"', drawn["Shape: the kind."])
-    assert [float(r) for r in shapes] == [0.0, 7.0, 8.0]  # square, rounded, round ends (height 16)
+    assert [float(r) for r in shapes] == [0.0, 4.0, 9.0]  # square, slightly rounded, round ends (height 18)
     assert re.findall(r'stroke="(#\w+)" stroke-width="([\d.]+)"', drawn["Border."]) == [
         ("#3b5bdb", "2.8"),
         ("#868e96", "1.2"),
@@ -104,8 +102,9 @@ def test_the_pdf_draws_the_same_channels():
     tikz = render_tikz(NODES, [], lambda text: text)
     boxes = re.findall(r"\\draw\[fill=claimfill(\w+), draw=claimborder(\w+), line width=([\d.]+)pt, ([^\]]+)\]", tikz)
     assert boxes[0] == ("none", "none", "0.6", "sharp corners")
-    assert boxes[1] == ("numeric", "none", "0.6", r"rounded corners=7.0\claimmapunit")
-    assert boxes[2] == ("none", "sympy", "1.4", r"rounded corners=7.0\claimmapunit")
+    assert boxes[1] == ("numeric", "none", "0.6", r"rounded corners=4.0\claimmapunit")
+    assert boxes[2] == ("none", "sympy", "1.4", r"rounded corners=4.0\claimmapunit")
+    assert boxes[3][3] == r"rounded corners=18.0\claimmapunit"
     assert boxes[3][:3] == ("certified", "sympy", "1.4") and boxes[4][:3] == ("certified", "none", "0.6")
     assert re.findall(r"font=\\fontsize\{([\d.]+)\}", tikz) and all(
         float(size) >= 7 for size in re.findall(r"font=\\fontsize\{([\d.]+)\}", tikz)

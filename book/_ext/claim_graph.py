@@ -10,7 +10,7 @@ links by ``claim_links``), and the citation edges, and returns SVG markup;
   the chapter's number and title (a link to the chapter); a band holds its
   statements left to right in the order they appear, ``PER_ROW`` to a row.
 * A node is a box in the Lean blueprint's convention, one channel per meaning: its *shape*
-  says the statement's kind (square corners: a definition; rounded: a lemma or a
+  says the statement's kind (square corners: a definition; slightly rounded: a lemma or a
   proposition; round ends: a theorem or a corollary), its *border* whether sympy checks it
   symbolically (thick and blue: yes; thin and grey: no), its *fill* whether it is checked at
   instances (white: not; sand: in floating point; lilac: certified in ball arithmetic, beside
@@ -92,9 +92,15 @@ def fill_of(checks: list[tuple[str, str, str]]) -> str:
     return "certified" if "certified" in kinds else "numeric" if "numeric" in kinds else "none"
 
 
+ROUND_ENDS = 18
+"""The corner radius of a theorem's box (half its height when lower): its ends read as round, and the
+chips in its lower corners stay inside the curve."""
+
+
 def _corner(shape: str, height: float) -> float:
-    """The corner radius of a box of ``shape`` and ``height``: 0, 7, or half the height (round ends)."""
-    return {"definition": 0.0, "lemma": 7.0, "theorem": height / 2}[shape]
+    """The corner radius of a box of ``shape`` and ``height``: 0, 4, or :data:`ROUND_ENDS` (at most half
+    the height)."""
+    return {"definition": 0.0, "lemma": 4.0, "theorem": min(height / 2, ROUND_ENDS)}[shape]
 
 
 def _words(node: GraphNode) -> str:
@@ -263,23 +269,23 @@ def render_legend_svg() -> str:
     (HTML; the words take the page's colours)."""
     entries = []
 
-    def icon(drawing: str, width: int = 34, height: int = 20) -> str:
+    def icon(drawing: str, width: int = 42, height: int = 24) -> str:
         return (
             f'<svg class="claim-legend-icon" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" aria-hidden="true">{drawing}</svg>'
         )
 
     for shape in SHAPE_KINDS:
-        entries.append(("shape", icon(_svg_shape(shape, False, "none", 2, 2, 30, 16)), SHAPE_WORDS[shape]))
+        entries.append(("shape", icon(_svg_shape(shape, False, "none", 3, 3, 36, 18)), SHAPE_WORDS[shape]))
     for sympy in (True, False):
-        entries.append(("border", icon(_svg_shape("lemma", sympy, "none", 2, 2, 30, 16)), BORDER_WORDS[sympy]))
+        entries.append(("border", icon(_svg_shape("lemma", sympy, "none", 3, 3, 36, 18)), BORDER_WORDS[sympy]))
     for fill in FILL:
-        entries.append(("fill", icon(_svg_shape("lemma", False, fill, 2, 2, 30, 16)), FILL_WORDS[fill]))
+        entries.append(("fill", icon(_svg_shape("lemma", False, fill, 3, 3, 36, 18)), FILL_WORDS[fill]))
     for kind in CHIP_FILL:
         entries.append(("chip", icon(_svg_chip(kind, 2, 2), 13, 13), CHIP_WORDS[kind]))
     arrow = (
-        '<path d="M2,10 L28,10" stroke="currentColor" stroke-width="1.3"/>'
-        '<path d="M24,6 L31,10 L24,14 z" fill="currentColor"/>'
+        '<path d="M3,12 L34,12" stroke="currentColor" stroke-width="1.3"/>'
+        '<path d="M30,8 L38,12 L30,16 z" fill="currentColor"/>'
     )
     entries.append(("arrow", icon(arrow), "from a result to each statement whose proof cites it"))
     heads = {"shape": "Shape: the kind", "border": "Border", "fill": "Fill", "chip": "Chips", "arrow": "Arrows"}

@@ -402,7 +402,7 @@ def _graph_nodes(app: Sphinx, fromdocname: str, statements: list[Statement]) -> 
 
 LATEX_LEGEND = (
     "The claim map, in the convention of Lean blueprints. Shape, the statement's kind: square corners, a "
-    "definition; rounded corners, a lemma or a proposition; round ends, a theorem or a corollary. Border: thick "
+    "definition; slightly rounded corners, a lemma or a proposition; round ends, a theorem or a corollary. Border: thick "
     "and blue, checked symbolically (sympy); thin and grey, no sympy check. Fill: white, not checked at "
     "instances; sand, checked at instances in floating point (numeric runs); lilac, certified at instances "
     "(ball arithmetic) beside the other checks. Each small square under a statement's name is one check cell "
