@@ -32,6 +32,8 @@ that resolves nothing), and :func:`check_page` reports, one line each:
   (code is exempt: a label in code is the author's name for it);
 * a "Checked by" or claim-map link whose target a reader cannot see (inside a
   collapsed solution or any hidden element), on this page or another;
+* text near-invisible against what is behind it (WCAG contrast below 3), in the
+  theme's light and dark modes (HTML text and SVG text, such as the claim map's);
 * at a phone's width (390 px): a page wider than the screen (the reader scrolls
   the whole page sideways), and a table wider than two screens (it may scroll in
   its own box, by one more screen at most).
@@ -374,6 +376,9 @@ def check_page(driver, page: Path, screenshot: Path | None = None, phone_screens
             problems.append(f"console error: {entry['message'][:240]}")
     problems.extend(f"network request: {url}" for url in _network_requests(driver.get_log("performance")))
     problems.extend(_links_to_hidden_targets(driver, page))
+    for theme in ("dark", "light"):  # the page opens in light mode; dark is the theme's switch
+        set_theme(driver, theme)
+        problems.extend(f"{theme} mode: {problem}" for problem in low_contrast_text(driver))
     if screenshot is not None:
         _screenshot(driver, screenshot, WINDOW)
     driver.set_window_size(*PHONE)

@@ -308,6 +308,12 @@ def test_near_invisible_text_is_found_in_dark_mode(driver, tmp_path):
     assert problems[1].startswith("near-invisible text (contrast 1.6") and '"A caption in a fixed grey"' in problems[1]
 
 
+def test_check_page_reports_near_invisible_text_in_dark_mode(driver, tmp_path):
+    planted = '<svg width="200" height="30"><text x="5" y="15" fill="#343a40">A band title</text></svg>'
+    problems = browser_check.check_page(driver, _site(tmp_path, CLEAN_BODY + planted, head=DARK))
+    assert len(problems) == 1 and problems[0].startswith("dark mode: near-invisible SVG text"), problems
+
+
 def test_figure_scales_report_the_shown_width(driver, tmp_path):
     """A 800 px wide figure in a 600 px column is shown at 600 px; a 200 px one at its own width."""
     import base64

@@ -16,8 +16,9 @@ no claim link to a hidden target, and no page wider than a phone's screen (see
 table that a cell generates shows, cell by cell, the text the cell gave it (a
 ``*`` in a name read as emphasis would drop it). The verdict page answers its
 question before any table, and its tables keep their key columns on a phone's
-screen. The claim map has no near-invisible text in the theme's light or dark mode, and every
-figure's smallest text shows at least 6 px at 1400 px and at 390 px. Every figure a cell draws opens at full size on a click. A screenshot of every page (1400 px and 390 px wide, full height) is saved
+screen. No page has near-invisible text in the theme's light or dark mode (the claim map is
+also looked at in both modes at 390 px, and shot), figure captions take the body text's
+colour, and every figure's smallest text shows at least 6 px at 1400 px and at 390 px. Every figure a cell draws opens at full size on a click. A screenshot of every page (1400 px and 390 px wide, full height) is saved
 under ``_build/screenshots/`` so a change in the look can be seen, with
 ``scrolling-boxes.txt``: the tables and graphs of the prose a reader has to scroll
 sideways (allowed, but worth shortening).
@@ -264,6 +265,20 @@ def test_the_claim_map_reads_in_light_and_dark_mode(driver, theme):
         dark = background not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)")
         assert dark == (theme == "dark"), f"the page did not switch to {theme} mode: body {background}"
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_captions_take_the_body_texts_colour(driver, theme):
+    """A figure's caption is read as the prose is: in the body text's colour (the theme's captions were the light
+    grey of secondary text)."""
+    browser_check._load(driver, _site() / "book" / "threshold.html")
+    browser_check.set_theme(driver, theme)
+    caption, body = driver.execute_script(
+        "const css = el => getComputedStyle(el).color;"
+        "return [css(document.querySelector('article.bd-article figure figcaption .caption-text')),"
+        " css(document.querySelector('article.bd-article section > p'))];"
+    )
+    assert caption == body, f"{theme} mode: captions in {caption}, the body text in {body}"
 
 
 def _figure_pages() -> list:
