@@ -1,4 +1,4 @@
-"""The book's one visual language: the colours every figure takes.
+"""The book's one visual language: the colours every figure takes, and how large its text prints.
 
 One meaning, one colour, in every chapter. Blue is the side of lag (and of any schedule
 compared with joint): *helps*, the schedule's outcome is better than joint's, and the lag
@@ -13,12 +13,24 @@ The hues are the Okabe-Ito set (Okabe and Ito, *Color Universal Design*, 2008), 
 stay apart under the common colour-vision deficiencies (protanopia, deuteranopia,
 tritanopia); the neutral pair differs in lightness only.
 ``tests/test_palette.py`` checks that every figure of the book takes its colours from here.
+
+Every figure's smallest text must stay legible where it is read: at least
+:data:`SMALLEST_PRINTED_POINTS` in the PDF, which scales a figure wider than the text down to
+:data:`PRINT_WIDTH_INCHES`, and at least :data:`SMALLEST_PHONE_PIXELS` in the HTML on a phone,
+which scales it down to :data:`PHONE_COLUMN_PIXELS`. :func:`shown_text_sizes` computes both from
+a figure's width and :func:`smallest_text_points`; the chapter recipe
+(``book/_ext/execute_chapter.py``) stores the smallest size with every figure a cell draws
+(:func:`record_text_sizes`), and ``tests/test_figure_text.py`` holds every stored figure to the bounds.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from matplotlib.colors import LinearSegmentedColormap, to_hex, to_rgb
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 HELPS = "#0072B2"
 """Blue, for a schedule better than joint (lag's side)."""
@@ -114,3 +126,131 @@ def shades(colour: str, count: int) -> list[str]:
     base, paper, ink = (np.array(to_rgb(c)) for c in (colour, PAPER, INK))
     mixes = np.linspace(-0.6, 0.55, count) if count > 1 else np.array([0.0])
     return [to_hex((1 - abs(m)) * base + abs(m) * (paper if m < 0 else ink)) for m in mixes]
+
+
+INLINE_DPI = 100
+"""Pixels per inch of the PNG a notebook cell stores for a figure (matplotlib's ``figure.dpi``, which the
+inline backend renders at); the HTML shows one PNG pixel per CSS pixel unless the column is narrower."""
+PRINT_WIDTH_INCHES = 6.5
+"""The PDF's text width (Sphinx's LaTeX page: letter paper, 1 in margins): a wider figure prints scaled
+down to it (``\\sphinxincludegraphics``), a narrower one at its own size."""
+PHONE_COLUMN_PIXELS = 342
+"""CSS pixels a figure may take in the HTML on a 390 px wide screen (the cell output's width there,
+measured by ``tests/test_rendered_book.py``): a wider figure is shown scaled down to it."""
+SMALLEST_PRINTED_POINTS = 7.0
+"""The smallest text a figure may print in the PDF, in points."""
+SMALLEST_PHONE_PIXELS = 6.0
+"""The smallest text a figure may show on a phone (390 px wide), in CSS pixels (a font's em size)."""
+TEXT_SIZE_KEY = "lagtheory_smallest_text_points"
+"""The key, in a PNG output's metadata, under which :func:`record_text_sizes` stores the figure's
+smallest text (:func:`smallest_text_points`)."""
+
+
+def smallest_text_points(fig: Figure) -> float:
+    """The font size, in points, of the smallest text ``fig`` draws.
+
+    The figure is drawn once and every text it draws is seen (tick labels, labels, titles, legends,
+    annotations, colour bars); hidden and empty texts are not drawn and do not count.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, as the cell leaves it.
+
+    Returns
+    -------
+    float
+        The smallest font size among the drawn texts (``inf`` for a figure with no text).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.set_title("five", fontsize=5)
+    >>> smallest_text_points(fig)
+    5.0
+    >>> plt.close(fig)
+    """
+    sizes: list[float] = []
+    draw = Text.draw
+
+    def seen(text: Text, renderer: Any) -> None:
+        if text.get_visible() and text.get_text().strip():
+            sizes.append(float(text.get_fontsize()))
+        draw(text, renderer)
+
+    Text.draw = seen  # type: ignore[method-assign]
+    try:
+        fig.canvas.draw()
+    finally:
+        Text.draw = draw  # type: ignore[method-assign]
+    return min(sizes, default=float("inf"))
+
+
+def shown_text_sizes(width_pixels: int, smallest_points: float) -> tuple[float, float]:
+    """How large a figure's smallest text is where it is read: (points in the PDF, CSS pixels on a phone).
+
+    Parameters
+    ----------
+    width_pixels : int
+        The width of the figure's PNG (at :data:`INLINE_DPI`), at least 1.
+    smallest_points : float
+        Its smallest font size in points (:func:`smallest_text_points`), above 0.
+
+    Returns
+    -------
+    tuple of float
+        ``smallest_points * min(1, PRINT_WIDTH_INCHES / width)`` with the width in inches, and
+        ``smallest_points * INLINE_DPI / 72 * min(1, PHONE_COLUMN_PIXELS / width_pixels)``.
+
+    Examples
+    --------
+    >>> [round(size, 2) for size in shown_text_sizes(300, 8.0)]
+    [8.0, 11.11]
+    >>> [round(size, 2) for size in shown_text_sizes(1300, 8.0)]
+    [4.0, 2.92]
+    """
+    if width_pixels < 1:
+        raise ValueError(f"width_pixels must be at least 1, got {width_pixels}")
+    if not smallest_points > 0:
+        raise ValueError(f"smallest_points must be above 0, got {smallest_points}")
+    inches = width_pixels / INLINE_DPI
+    printed = smallest_points * min(1.0, PRINT_WIDTH_INCHES / inches)
+    phone = smallest_points * INLINE_DPI / 72 * min(1.0, PHONE_COLUMN_PIXELS / width_pixels)
+    return printed, phone
+
+
+def record_text_sizes(shell: Any) -> None:
+    """Make an IPython ``shell`` store each figure's smallest text with its PNG.
+
+    The PNG of every figure a cell displays gets, in the output's metadata, ``{"image/png":
+    {TEXT_SIZE_KEY: smallest_text_points(fig)}}``. The PNG itself is matplotlib's inline
+    rendering, unchanged: the inline backend is switched on first (as ``%matplotlib inline`` does,
+    which registers its PNG renderer), the wrapper is put around that renderer, and put back
+    around whatever renders a figure as PNG after each cell, should a cell register another.
+
+    Parameters
+    ----------
+    shell : IPython.core.interactiveshell.InteractiveShell
+        The kernel's shell (``get_ipython()``).
+    """
+    png = shell.display_formatter.formatters["image/png"]
+    shell.enable_matplotlib("inline")
+
+    def wrap_the_renderer(*_: Any) -> None:
+        try:
+            render = png.lookup_by_type(Figure)
+        except KeyError:  # pyplot not imported yet: nothing draws
+            return
+        if getattr(render, "records_text_size", False):
+            return
+
+        def render_and_measure(fig: Figure) -> tuple[Any, dict[str, float]]:
+            data = render(fig)
+            return data, {TEXT_SIZE_KEY: smallest_text_points(fig)}
+
+        render_and_measure.records_text_size = True  # type: ignore[attr-defined]
+        png.for_type(Figure, render_and_measure)
+
+    wrap_the_renderer()
+    shell.events.register("post_execute", wrap_the_renderer)

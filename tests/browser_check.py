@@ -32,6 +32,8 @@ that resolves nothing), and :func:`check_page` reports, one line each:
   (code is exempt: a label in code is the author's name for it);
 * a "Checked by" or claim-map link whose target a reader cannot see (inside a
   collapsed solution or any hidden element), on this page or another;
+* text near-invisible against what is behind it (WCAG contrast below 3), in the
+  theme's light and dark modes (HTML text and SVG text, such as the claim map's);
 * at a phone's width (390 px): a page wider than the screen (the reader scrolls
   the whole page sideways), and a table wider than two screens (it may scroll in
   its own box, by one more screen at most).
@@ -374,6 +376,9 @@ def check_page(driver, page: Path, screenshot: Path | None = None, phone_screens
             problems.append(f"console error: {entry['message'][:240]}")
     problems.extend(f"network request: {url}" for url in _network_requests(driver.get_log("performance")))
     problems.extend(_links_to_hidden_targets(driver, page))
+    for theme in ("dark", "light"):  # the page opens in light mode; dark is the theme's switch
+        set_theme(driver, theme)
+        problems.extend(f"{theme} mode: {problem}" for problem in low_contrast_text(driver))
     if screenshot is not None:
         _screenshot(driver, screenshot, WINDOW)
     driver.set_window_size(*PHONE)
@@ -383,6 +388,118 @@ def check_page(driver, page: Path, screenshot: Path | None = None, phone_screens
         _screenshot(driver, phone_screenshot, PHONE)
     driver.set_window_size(*WINDOW)
     return problems
+
+
+MIN_CONTRAST = 3.0
+"""The least WCAG 2 contrast ratio of text to what is behind it (WCAG's floor for large type): below it,
+text is near-invisible (the claim map's band titles, #343a40 on the dark theme's #121212: 1.6)."""
+
+# Every piece of text in the content column whose colour is too close to what lies behind it: HTML text
+# against the composite of its ancestors' backgrounds; SVG text (fill) against the shape drawn under it
+# (the last earlier sibling shape that contains its centre, in its own group or its parent's), else
+# against the background of the <svg>.
+_CONTRAST = r"""
+const least = arguments[0];
+const article = document.querySelector("article.bd-article") || document.body;
+function rgba(text) {
+    const m = (text || "").match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+}
+function over(top, bottom) {
+    const a = top[3];
+    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
+}
+function luminance(c) {
+    const f = v => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+}
+function ratio(a, b) {
+    const x = luminance(a), y = luminance(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+}
+function backdrop(el) {
+    const chain = [];
+    for (let a = el; a; a = a.parentElement) chain.unshift(a);
+    let colour = [255, 255, 255, 1];
+    for (const a of chain) {
+        const c = rgba(getComputedStyle(a).backgroundColor);
+        if (c && c[3] > 0) colour = over(c, colour);
+    }
+    return colour;
+}
+const SHAPES = new Set(["rect", "path", "circle", "ellipse", "polygon"]);
+function underSvgText(text) {
+    const box = text.getBBox();
+    const x = box.x + box.width / 2, y = box.y + box.height / 2;
+    for (let scope = text; scope && scope.tagName.toLowerCase() !== "svg"; scope = scope.parentElement) {
+        for (let s = scope.previousElementSibling; s; s = s.previousElementSibling) {
+            const shapes = SHAPES.has(s.tagName.toLowerCase()) ? [s] : [...s.querySelectorAll("rect, circle, ellipse, polygon")].reverse();
+            for (const shape of shapes) {
+                const fill = rgba(getComputedStyle(shape).fill);
+                if (!fill || fill[3] === 0 || getComputedStyle(shape).fillOpacity === "0") continue;
+                const b = shape.getBBox();
+                if (x >= b.x && x <= b.x + b.width && y >= b.y && y <= b.y + b.height)
+                    return over(fill, backdrop(text.ownerSVGElement));
+            }
+        }
+    }
+    return backdrop(text.ownerSVGElement);
+}
+const SEEN = {checkOpacity: true, checkVisibilityCSS: true};  // a heading's "#" link shows only on hover
+const found = [];
+function report(kind, el, colour, behind) {
+    const r = ratio(colour, behind);
+    if (r < least)
+        found.push(`near-invisible ${kind} (contrast ${r.toFixed(2)} < ${least}): "${(el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 50)}" rgb(${colour.slice(0, 3).map(Math.round)}) on rgb(${behind.slice(0, 3).map(Math.round)})`);
+}
+for (const text of article.querySelectorAll("svg text")) {
+    if (!text.textContent.trim() || !text.checkVisibility(SEEN)) continue;
+    const fill = rgba(getComputedStyle(text).fill);
+    if (!fill) continue;
+    const behind = underSvgText(text);
+    report("SVG text", text, over(fill, behind), behind);
+}
+for (const el of article.querySelectorAll("*")) {
+    if (el.closest("svg") || !el.checkVisibility(SEEN)) continue;
+    const own = [...el.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    if (!own) continue;
+    const behind = backdrop(el);
+    const colour = rgba(getComputedStyle(el).color);
+    if (colour) report("text", el, over(colour, behind), behind);
+}
+return found;
+"""
+
+
+def set_theme(driver, theme: str) -> None:
+    """Switch the loaded page to the theme's ``"light"`` or ``"dark"`` mode (pydata-sphinx-theme reads
+    ``data-theme`` on ``<html>``), as its switcher does."""
+    if theme not in ("light", "dark"):
+        raise ValueError(f"theme must be 'light' or 'dark', got {theme!r}")
+    driver.execute_script(
+        "document.documentElement.dataset.theme = arguments[0]; document.documentElement.dataset.mode = arguments[0];",
+        theme,
+    )
+
+
+def low_contrast_text(driver) -> list[str]:
+    """Text of the loaded page's content column that is near-invisible: a WCAG contrast below
+    :data:`MIN_CONTRAST` against what is drawn behind it, one line each."""
+    return list(driver.execute_script(_CONTRAST, MIN_CONTRAST))
+
+
+def figure_scales(driver) -> list[tuple[str, int, float]]:
+    """(file name, natural width, shown width) of each figure a cell drew on the loaded page, in page order:
+    the HTML shows a PNG pixel as ``shown / natural`` CSS pixels."""
+    return [
+        (src.rsplit("/", 1)[-1], int(natural), float(shown))
+        for src, natural, shown in driver.execute_script(
+            'return [...document.querySelectorAll("article.bd-article .cell_output img")]'
+            '.map(img => [img.getAttribute("src"), img.naturalWidth, img.getBoundingClientRect().width]);'
+        )
+    ]
 
 
 def _screenshot(driver, path: Path, size: tuple[int, int]) -> None:

@@ -185,7 +185,8 @@ def test_claim_map_links_to_statements_and_check_cells(built):
 
 
 def test_certified_checks_are_marked_and_coloured(built):
-    """A certified check cell says so above it, and its statement has its own colour in the map."""
+    """A certified check cell says so above it, and the map draws each statement in the blueprint's channels:
+    its kind's shape (corner radius), a sympy check's border, its checks at instances as fill."""
     two = (built / "two.html").read_text()
     headers = re.findall(r'<p class="check-header([^"]*)">(.*?)</p>', two, re.S)
     assert [("check-sympy" in c, "check-certified" in c) for c, _ in headers] == [(True, False), (False, True)]
@@ -194,11 +195,20 @@ def test_certified_checks_are_marked_and_coloured(built):
     assert "status-certified" in line[0] and "certified check" in line[1] and 'href="#check-two-2"' in line[1]
     page = (built / "map.html").read_text()
     svg = page[page.index("<svg") : page.index("</svg>")]
-    nodes = dict(re.findall(r'<a class="claim-node status-(\w+)" href="[^"]*#([\w-]+)"', svg))
-    assert nodes == {"both": "lem-small", "certified": "thm-big"} or {v: k for k, v in nodes.items()} == {
-        "lem-small": "both",
-        "thm-big": "certified",
+    boxes = {
+        label: (kind, float(height), float(rx), fill, stroke, float(width))
+        for kind, label, height, rx, fill, stroke, width in re.findall(
+            r'<a class="claim-node kind-(\w+)" href="[^"]*#([\w-]+)"><title>[^<]*</title><rect [^>]*height="([\d.]+)" '
+            r'rx="([\d.]+)" fill="(#\w+)" stroke="(#\w+)" stroke-width="([\d.]+)"/>',
+            svg,
+        )
     }
+    # lem-small: a sympy and a numeric cell; thm-big: a sympy, a certified and the shared numeric cell
+    sympy_blue, float_sand, certified_lilac = "#3b5bdb", "#ffe2a6", "#d3c2f5"
+    kind, _, rx, fill, stroke, width = boxes["lem-small"]
+    assert (kind, rx, fill, stroke, width) == ("lemma", 4.0, float_sand, sympy_blue, 2.8)
+    kind, height, rx, fill, stroke, width = boxes["thm-big"]
+    assert (kind, rx, fill, stroke, width) == ("theorem", min(height / 2, 18.0), certified_lilac, sympy_blue, 2.8)
     assert 'class="claim-chip check-certified"' in svg
     table = page[page.index('<table class="claim-table') :]
     statuses = re.findall(r'<span class="claim-status status-(\w+)">([^<]*)</span>', table)
@@ -328,7 +338,10 @@ def test_the_pdf_draws_the_claim_map(source):
         # writes its labels without \detokenize)
         assert rf"\label{{\detokenize{{{target}}}}}" in tex or rf"\label{{{target}}}" in tex, target
     assert picture.count(r"\draw[-stealth") == 1  # the proof of thm-big cites lem-small
-    assert "The claim map. Box colours" in tex  # the legend, as text
+    assert "The claim map, in the convention of Lean blueprints. Shape" in tex  # the legend, as text
+    assert (
+        r"line width=1.4pt, rounded corners=4.0\claimmapunit" in picture
+    )  # lem-small: sympy border, a lemma's corners
     html = (build(source, "html") / "map.html").read_text()
     assert "<svg" in html and "tikzpicture" not in html
 

@@ -270,3 +270,69 @@ def test_screenshots_at_both_widths(driver, tmp_path):
 
 def _png_width(path: Path) -> int:
     return int.from_bytes(path.read_bytes()[16:20], "big")
+
+
+# The claim map in the theme's dark mode: its bands' titles were #343a40 on #121212 (contrast 1.6).
+DARK = "<style>html[data-theme=dark] body { background: #121212; } html[data-theme=dark] body * { color: #ced6dd; }</style>"
+SVG_CLEAN = (
+    '<svg width="300" height="60" style="color: inherit"><text x="5" y="15" fill="currentColor">A band title</text>'
+    '<rect x="5" y="25" width="200" height="30" fill="#ffffff"/><text x="20" y="45" fill="#212529">Lemma 1.1</text></svg>'
+)
+
+
+def _contrast_problems(driver, page: Path, theme: str) -> list[str]:
+    browser_check._load(driver, page)
+    browser_check.set_theme(driver, theme)
+    return browser_check.low_contrast_text(driver)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_text_that_takes_the_pages_colour_reads_in_both_modes(driver, tmp_path, theme):
+    page = _site(tmp_path, CLEAN_BODY + SVG_CLEAN, head=DARK)
+    assert _contrast_problems(driver, page, theme) == []
+
+
+def test_near_invisible_text_is_found_in_dark_mode(driver, tmp_path):
+    """Planted: a band title and a paragraph in a fixed dark grey pass on the light page and are found on the dark one;
+    dark type inside a white box stays legible in both."""
+    planted = (
+        '<svg width="300" height="60"><text x="5" y="15" fill="#343a40">A band title</text>'
+        '<rect x="5" y="25" width="200" height="30" fill="#ffffff"/><text x="20" y="45" fill="#212529">Lemma 1.1</text></svg>'
+        '<p style="color: #343a40">A caption in a fixed grey</p>'
+    )
+    page = _site(tmp_path, CLEAN_BODY + planted, head=DARK)
+    assert _contrast_problems(driver, page, "light") == []
+    problems = _contrast_problems(driver, page, "dark")
+    assert len(problems) == 2, problems
+    assert problems[0].startswith("near-invisible SVG text (contrast 1.6") and '"A band title"' in problems[0]
+    assert problems[1].startswith("near-invisible text (contrast 1.6") and '"A caption in a fixed grey"' in problems[1]
+
+
+def test_check_page_reports_near_invisible_text_in_dark_mode(driver, tmp_path):
+    planted = '<svg width="200" height="30"><text x="5" y="15" fill="#343a40">A band title</text></svg>'
+    problems = browser_check.check_page(driver, _site(tmp_path, CLEAN_BODY + planted, head=DARK))
+    assert len(problems) == 1 and problems[0].startswith("dark mode: near-invisible SVG text"), problems
+
+
+def test_figure_scales_report_the_shown_width(driver, tmp_path):
+    """A 800 px wide figure in a 600 px column is shown at 600 px; a 200 px one at its own width."""
+    import base64
+    import struct
+    import zlib
+
+    def png(width: int) -> str:
+        row = b"\x00" + b"\xff" * (3 * width)
+        chunks = [
+            (b"IHDR", struct.pack(">IIBBBBB", width, 10, 8, 2, 0, 0, 0)),
+            (b"IDAT", zlib.compress(row * 10)),
+            (b"IEND", b""),
+        ]
+        data = b"\x89PNG\r\n\x1a\n" + b"".join(
+            struct.pack(">I", len(c)) + t + c + struct.pack(">I", zlib.crc32(t + c)) for t, c in chunks
+        )
+        return "data:image/png;base64," + base64.b64encode(data).decode()
+
+    body = "".join(f'<div class="cell_output"><img src="{png(w)}" style="max-width: 100%"></div>' for w in (800, 200))
+    browser_check._load(driver, _site(tmp_path, body))
+    (_, wide, wide_shown), (_, narrow, narrow_shown) = browser_check.figure_scales(driver)
+    assert (wide, narrow) == (800, 200) and wide_shown == 600 and narrow_shown == 200

@@ -12,8 +12,9 @@ and, on every page,
   label) that links to each of its check cells, wherever they are;
 * provides the directive ``{claim-map}`` (the claim-map page): the graph of
   statements as an inline SVG whose nodes link to the statements and whose
-  chips link to the check cells, coloured by check status, with its legend
-  below it, and the same as a table; in the PDF the graph is a TikZ drawing of the
+  chips link to the check cells, drawn in the Lean blueprint's convention (shape:
+  the statement's kind; border: a sympy check; fill: a check at instances, in floating
+  point or certified), with its legend below it, and the same as a table; in the PDF the graph is a TikZ drawing of the
   same layout (``claim_graph.render_tikz``) with its legend as a paragraph;
 * provides the directive ``{chapter-checks}`` (each chapter's "What this chapter
   verified"): a table, generated from the check markers, of the page's statements
@@ -30,7 +31,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from claim_graph import GraphNode, render_svg, render_tikz
+from claim_graph import GraphNode, render_legend_svg, render_svg, render_tikz
 from claims import CERTIFIED, CHECK_KINDS, CheckCell, ClaimMap, Statement, read_claims
 from docutils import nodes
 from docutils.parsers.rst import Directive
@@ -384,7 +385,7 @@ def _graph_nodes(app: Sphinx, fromdocname: str, statements: list[Statement]) -> 
                 title=_plain_title(s.title),
                 column=_chapter(app, docname),
                 column_href=chapter_uri(docname),
-                status=STATUS_CLASS[s.status],
+                kind=s.kind,
                 href=uri(docname, s.label),
                 checks=[
                     (
@@ -400,26 +401,14 @@ def _graph_nodes(app: Sphinx, fromdocname: str, statements: list[Statement]) -> 
 
 
 LATEX_LEGEND = (
-    "The claim map. Box colours: purple, certified at its instances (ball arithmetic) and checked; "
-    "green, checked by sympy and numeric runs; orange, numeric only; blue, sympy only; grey, no check "
-    "(a definition). Each small square under a statement's name is one check cell (blue sympy, "
-    "orange numeric, purple certified); an arrow runs from a result to each statement whose proof "
+    "The claim map, in the convention of Lean blueprints. Shape, the statement's kind: square corners, a "
+    "definition; slightly rounded corners, a lemma or a proposition; round ends, a theorem or a corollary. Border: thick "
+    "and blue, checked symbolically (sympy); thin and grey, no sympy check. Fill: white, not checked at "
+    "instances; sand, checked at instances in floating point (numeric runs); lilac, certified at instances "
+    "(ball arithmetic) beside the other checks. Each small square under a statement's name is one check cell "
+    "(blue sympy, brown numeric, purple certified); an arrow runs from a result to each statement whose proof "
     "cites it. Each name, title and square is a link."
 )
-
-
-LEGEND = """<div class="claim-legend" aria-hidden="false">
-<span class="claim-key status-certified">certified at instances (ball arithmetic), and checked</span>
-<span class="claim-key status-both">sympy and numeric</span>
-<span class="claim-key status-numeric">numeric only</span>
-<span class="claim-key status-sympy">sympy only</span>
-<span class="claim-key status-none">no check (definition)</span>
-<span class="claim-key-item"><span class="claim-key-chip check-sympy"></span> a sympy check cell</span>
-<span class="claim-key-item"><span class="claim-key-chip check-numeric"></span> a numeric check cell</span>
-<span class="claim-key-item"><span class="claim-key-chip check-certified"></span> a certified check cell</span>
-<span class="claim-key-item"><span class="claim-key-arrow">&#8594;</span> cited by the proof of</span>
-</div>
-"""
 
 
 def fill_placeholders(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
@@ -436,7 +425,8 @@ def fill_placeholders(app: Sphinx, doctree: nodes.document, fromdocname: str) ->
         content: list[nodes.Node] = []
         if app.builder.format == "html":
             svg = render_svg(_graph_nodes(app, fromdocname, statements), claims.edges())
-            content.append(nodes.raw("", f'<div class="claim-graph">{svg}</div>\n{LEGEND}', format="html"))
+            legend = render_legend_svg()
+            content.append(nodes.raw("", f'<div class="claim-graph">{svg}</div>\n{legend}', format="html"))
         elif app.builder.format == "latex":
             tikz = render_tikz(_graph_nodes(app, fromdocname, statements), claims.edges(), texescape.escape)
             content.append(nodes.raw("", tikz, format="latex"))

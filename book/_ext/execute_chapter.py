@@ -14,6 +14,10 @@ chapter rewrote up to 184 lines of it. Several chapters may be named at once; ea
 is a chapter name (``threshold``), its notebook (``book/threshold.ipynb``) or its text form
 (``book/text/threshold.md``). ``tests/test_notebook_recipe.py`` checks that every stored
 notebook is in the normal form and that re-executing a chapter leaves it byte for byte.
+
+The kernel stores, with every figure a cell draws, the size of the figure's smallest text
+(``lagtheory.palette.record_text_sizes``), which ``tests/test_figure_text.py`` holds to the
+book's bounds for the PDF and a phone.
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ from nbclient import NotebookClient
 
 BOOK = Path(__file__).resolve().parent.parent
 """The ``book`` folder: the notebooks, and their text forms in ``book/text``."""
+
+KERNEL_START = (
+    "--InteractiveShellApp.exec_lines=import lagtheory.palette; lagtheory.palette.record_text_sizes(get_ipython())"
+)
+"""The kernel's first line: every figure's PNG output carries its smallest text size in its metadata."""
 
 TIMEOUT = yaml.safe_load((BOOK.parent / "_config.yml").read_text())["execute"]["timeout"]
 """Seconds a cell may run: the book build's own limit (``execute.timeout`` in ``_config.yml``)."""
@@ -93,6 +102,7 @@ def execute(notebook_path: Path) -> str:
         notebook,
         timeout=TIMEOUT,
         kernel_name="python3",
+        extra_arguments=[KERNEL_START],
         record_timing=False,
         store_widget_state=False,
         resources={"metadata": {"path": str(notebook_path.parent)}},

@@ -6,6 +6,11 @@
   optimiser (:func:`lagtheory.experiments.confirmatory.step_size.step_size_curves`), with lag's points carrying
   joint's rate plus the paired interval of the difference, the calibrated rates as dotted lines and each
   schedule's tuned rates as triangles.
+
+Both are at most :data:`WIDTH_INCHES` wide with type of :data:`SMALLEST_TYPE` points or more, so that the PDF
+prints their smallest text at 8.4 pt or more and a phone shows it at 6 px or more
+(``lagtheory.palette.shown_text_sizes``; they were 9.5 and 8.5 in wide with 8- and 8.5-pt type: 5.7 pt and
+4.2 px).
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ VERDICT_LABELS = {
 """The legend's words for the verdicts."""
 OPTIMISER_NAMES = {"sgd": "SGD", "adam": "Adam"}
 """How the panels name the optimisers."""
+WIDTH_INCHES = 6.8
+"""The figures' width."""
+SMALLEST_TYPE = 9
+"""Points of the smallest type the figures write (cell values, ticks, axis labels, legends)."""
 
 
 def verdict_grid(
@@ -76,7 +85,12 @@ def verdict_grid(
     order = list(VERDICT_COLOURS)
     colours = ListedColormap([VERDICT_COLOURS[v] for v in order])
     fig, axes = plt.subplots(
-        1, len(optimisers), figsize=(9.5, 0.42 * len(tasks) + 1.9), sharey=True, constrained_layout=True, squeeze=False
+        1,
+        len(optimisers),
+        figsize=(WIDTH_INCHES, 0.42 * len(tasks) + 1.9),
+        sharey=True,
+        constrained_layout=True,
+        squeeze=False,
     )
     for ax, optimiser, rows in zip(axes[0], optimisers, verdicts, strict=True):
         codes = np.array([[order.index(entry["verdict"]) for entry in row] for row in rows])
@@ -84,19 +98,21 @@ def verdict_grid(
         for i, row in enumerate(rows):
             for j, entry in enumerate(row):
                 ink = palette.ink_on(VERDICT_COLOURS[entry["verdict"]])
-                ax.text(j, i, label(entry), ha="center", va="center", fontsize=8.5, color=ink)
-        ax.set_xticks(range(len(regimes)), regimes, rotation=45, fontsize=9)
+                ax.text(j, i, label(entry), ha="center", va="center", fontsize=SMALLEST_TYPE, color=ink)
+        ax.set_xticks(range(len(regimes)), regimes, rotation=45, fontsize=SMALLEST_TYPE)
         ax.set_xticks(np.arange(-0.5, len(regimes)), minor=True)
         ax.set_yticks(np.arange(-0.5, len(tasks)), minor=True)
         ax.grid(which="minor", color=palette.PAPER, linewidth=1.5)
         ax.tick_params(which="minor", length=0)
         ax.set_title(OPTIMISER_NAMES[optimiser], fontsize=11)
-    axes[0][0].set_yticks(range(len(tasks)), tasks, fontsize=9)
+    axes[0][0].set_yticks(range(len(tasks)), tasks, fontsize=SMALLEST_TYPE)
     handles = [Patch(facecolor=VERDICT_COLOURS[v], edgecolor=palette.GUIDE, label=VERDICT_LABELS[v]) for v in legend]
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=SMALLEST_TYPE, frameon=False)
     return fig
 
 
+TITLE_CHARACTERS = 13
+"""The longest task name that a panel of :func:`step_size_grid` titles on one line with its optimiser."""
 TASKS_IN_ONE_COLUMN = 4
 """Up to this many tasks, :func:`step_size_grid` draws one task per row."""
 
@@ -132,7 +148,7 @@ def step_size_grid(
     fig, axes = plt.subplots(
         rows,
         per_row * len(optimisers),
-        figsize=(8.5, (1.75 if per_row == 1 else 1.55) * rows + 0.8),
+        figsize=(WIDTH_INCHES, (1.75 if per_row == 1 else 1.38) * rows + 0.8),
         constrained_layout=True,
         squeeze=False,
     )
@@ -159,11 +175,13 @@ def step_size_grid(
             ax.set_xscale("log")
             ax.set_ylim(-0.03, 1.17)
             ax.set_yticks([0, 0.5, 1])
-            ax.tick_params(labelsize=8)
-            ax.set_title(f"{task}, {OPTIMISER_NAMES[optimiser]}", fontsize=9)
+            ax.tick_params(labelsize=SMALLEST_TYPE)
+            # a long task name breaks its title after the comma, so that neighbouring titles do not meet
+            joint_by = "\n" if len(task) > TITLE_CHARACTERS else " "
+            ax.set_title(f"{task},{joint_by}{OPTIMISER_NAMES[optimiser]}", fontsize=SMALLEST_TYPE)
             if column == 0:
-                ax.set_ylabel(f"{outcome} rate", fontsize=8)
+                ax.set_ylabel(f"{outcome} rate", fontsize=SMALLEST_TYPE)
             if index + per_row >= len(tasks):  # no panel of this column below it
-                ax.set_xlabel("base rate", fontsize=8)
-    axes[0][0].legend(fontsize=8, loc="center left", frameon=False)
+                ax.set_xlabel("base rate", fontsize=SMALLEST_TYPE)
+    axes[0][0].legend(fontsize=SMALLEST_TYPE, loc="center left", frameon=False)
     return fig

@@ -1,7 +1,8 @@
 """The figures of the empirical chapters, drawn from the analysis of a study record
 (:mod:`lagtheory.experiments.exploratory.regimes`): heat maps of ``schedule - joint`` over the main grid, and
 the effect against the step budget. Their colours are the book's palette (:mod:`lagtheory.palette`), and their
-type is sized to stay legible when a page of the PDF prints them at its text width (about 6.5 in)."""
+type is sized to stay legible where they are read: at least 7 pt when a page of the PDF prints them at its text
+width (6.5 in) and 6 px on a phone (``lagtheory.palette.shown_text_sizes``)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,18 @@ from ..parameters import fill_doc
 from .design import CENTRE, centre_name
 from .regimes import effect, grid, regime_map, tasks_of
 
-VALUE_SIZE = 9
-"""Points of the numbers written in a heat map's cells; :func:`heat_maps` keeps its figures at most
-:data:`PANELS_PER_ROW` panels wide, so that the PDF prints them at 7 pt or more."""
+VALUE_SIZE = 10
+"""Points of the numbers written in a heat map's cells and of its labels; :func:`heat_maps` keeps its figures
+at most :data:`PANELS_PER_ROW` panels wide (7.6 in), so that the PDF prints them at 8.5 pt and a phone shows
+them at 6.2 px (``lagtheory.palette.shown_text_sizes``)."""
 PANELS_PER_ROW = 3
 """Heat-map panels side by side; more tasks wrap onto further rows."""
 PANEL_INCHES = (2.5, 2.0)
 """Width and height of one heat-map panel (5 x 5 cells, ticks, title); the colour bar lies below them all."""
+BUDGET_INCHES = (6.0, 2.7)
+"""Width and height of one panel of :func:`budget_figure`; its panels stand one below the other."""
+LEGEND_SIZE = 9
+"""Points of a legend's entries (the tick labels take matplotlib's 10)."""
 
 
 @fill_doc
@@ -165,3 +171,37 @@ def budget_curves(ax: Axes, record: Mapping[str, Any], schedule: str, optimiser:
     _ = ax.set_xscale("log", base=2)
     _ = ax.set_xticks([0.25, 0.5, 1, 2, 4], ["T/4", "T/2", "T", "2T", "4T"])
     _ = ax.set(xlabel="step budget", ylabel=f"{schedule} - joint, log10 held-out loss", title=f"{optimiser}")
+
+
+@fill_doc
+def budget_figure(record: Mapping[str, Any], schedule: str) -> plt.Figure:
+    """:func:`budget_curves` for every optimiser of a record, one panel below the other (the optimisers share
+    the step-budget axis), the tasks' legend below them (when there are several).
+
+    Parameters
+    ----------
+    %(record)s
+    %(schedule)s
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, :data:`BUDGET_INCHES` per panel: 6 in wide, so that the PDF prints it at its own size and
+        a phone shows its 9-pt legend at 7 px.
+    """
+    fig, axes = plt.subplots(
+        len(OPTIMISERS),
+        1,
+        figsize=(BUDGET_INCHES[0], BUDGET_INCHES[1] * len(OPTIMISERS)),
+        sharex=True,
+        squeeze=False,
+        constrained_layout=True,
+    )
+    for ax, optimiser in zip(axes[:, 0], OPTIMISERS, strict=True):
+        budget_curves(ax, record, schedule, optimiser)
+    for ax in axes[:-1, 0]:
+        _ = ax.set_xlabel("")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if len(labels) > 1:  # one task (regression) needs no key
+        _ = fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=LEGEND_SIZE, frameon=False)
+    return fig
