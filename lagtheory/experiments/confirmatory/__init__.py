@@ -17,5 +17,7 @@
 - :mod:`~lagtheory.experiments.confirmatory.sensitivity`: outcome (c)'s Monte Carlo error;
 - :mod:`~lagtheory.experiments.confirmatory.stability`: an exploratory successor to the predictor, scored on
   the validation cells.
-- :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32).
+- :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32);
+- :mod:`~lagtheory.experiments.confirmatory.lag_study`: the registered lag study (does the attention learn later
+  than the output layer, timed by what the model computes).
 """
