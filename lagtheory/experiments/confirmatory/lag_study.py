@@ -137,6 +137,7 @@ def measure_language(language: str, config: TrainingConfig, seeds: Sequence[int]
     return result
 
 
+@fill_doc
 def measure(languages: Sequence[str], config: TrainingConfig, seeds: Sequence[int]) -> dict[str, Any]:
     """:func:`measure_language` of every language, with the run's provenance.
 
@@ -146,8 +147,7 @@ def measure(languages: Sequence[str], config: TrainingConfig, seeds: Sequence[in
         The languages.
     config : TrainingConfig
         The joint training.
-    seeds : sequence of int
-        The seeds of the runs.
+    %(seeds)s
 
     Returns
     -------
@@ -366,13 +366,13 @@ def load_design(path: str | Path = LAG_DESIGN, page: str | Path = REGISTRATION_P
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+@fill_doc
 def main(arguments: list[str] | None = None) -> Path:
     """The command of the module docstring; returns the path written.
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line (default ``sys.argv[1:]``).
+    %(arguments)s
 
     Returns
     -------
