@@ -7,7 +7,8 @@ at the study's tuned step size and at one slower rate (a tenth of it, :func:`rat
 (:func:`groupings`): ``with embeddings`` (the engine's, the token and position embeddings with the attention)
 and ``embeddings apart`` (embeddings, attention, output: readout and MLP). Per group and score the record keeps
 the **knockout total** S_G(0) - S_G(T), how much worse the final model gets with that group reset to its initial
-value (0 or less: the final model does not need what the group learnt), and the group's knockout half-time.
+value (0 or less: the final model does not need what the group learnt), and the group's knockout half-time,
+from the knockout every :data:`STRIDE` steps.
 The models are scored on :data:`EVALUATION_WORDS` words drawn as the training words are, from
 :data:`~lagtheory.experiments.exploratory.functional_timing.EVALUATION_SEED`.
 
@@ -41,6 +42,9 @@ SEEDS: tuple[int, ...] = tuple(range(720_000, 720_008))
 """The seeds of this measurement (8), used by no other run."""
 EVALUATION_WORDS = 256
 """Evaluation words of the transformer."""
+STRIDE = 10
+"""The knockout is evaluated every STRIDE steps (and at the last, T being a multiple of it): half-times to
+within STRIDE steps; the totals are exact."""
 CHUNK = 16
 """Snapshots evaluated in one batched call (bounds the memory of the activations)."""
 EMBEDDINGS = ("tokens", "positions", "previous")
@@ -142,7 +146,9 @@ def measure(design: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
         for rate in rates_of(design, language):
             start = time.perf_counter()
             config = training_at(rate, base=base)
-            snapshots = F.snapshots_of(task, config, seeds)
+            if config.steps % STRIDE:
+                raise ValueError(f"the budget {config.steps} is not a multiple of STRIDE = {STRIDE}")
+            snapshots = {name: value[:, ::STRIDE] for name, value in F.snapshots_of(task, config, seeds).items()}
             entry: dict[str, Any] = {"training": config_to_dict(config)}
             for name, grouping in groupings(task).items():
                 knocked = F.knockout_scores(snapshots, grouping, margins_of)
@@ -152,7 +158,7 @@ def measure(design: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
                     entry[name][score] = {
                         group: {
                             "total": [float(v) for v in knocked[score][g, :, 0] - knocked[score][g, :, -1]],
-                            "half": [None if np.isnan(v) else int(v) for v in half[g]],
+                            "half": [None if np.isnan(v) else int(v) * STRIDE for v in half[g]],
                         }
                         for g, group in enumerate(grouping)
                     }
@@ -188,7 +194,7 @@ def main(arguments: list[str] | None = None) -> Path:
         "format": "lagtheory-transformer-groups-1",
         "exploratory": True,
         "seeds": list(seeds),
-        "evaluation": {"seed": F.EVALUATION_SEED, "words": EVALUATION_WORDS},
+        "evaluation": {"seed": F.EVALUATION_SEED, "words": EVALUATION_WORDS, "stride": STRIDE},
         "versions": versions(),
         "languages": measure(design, seeds),
     }
