@@ -649,6 +649,24 @@ MUTATIONS: tuple[Mutation, ...] = (
         "    bound_upper = -bound_ball.upper()",
         ("tests/test_certified.py::test_several_b_certificate_and_the_old_form", "tests/test_certified.py"),
         ("generalisations",),
+    # the functional timing of the parameter groups (the lag chapter)
+    M(
+        "calibrated-loss-at-temperature-1",
+        "the calibrated loss scored at temperature c = 1 instead of the best c (calibrated_loss): the raw loss",
+        "lagtheory/experiments/exploratory/functional_timing.py",
+        "found[inner] = np.logaddexp(0.0, -c[:, None] * x).mean(axis=-1)",
+        "found[inner] = np.logaddexp(0.0, -x).mean(axis=-1)",
+        ("tests/test_functional_timing.py::test_the_calibrated_loss_is_the_minimum_over_temperatures",),
+        ("lag",),
+    ),
+    M(
+        "knockout-resets-the-other-groups",
+        "the grouping inverted in the knockout: group G's knockout resets every other group instead of G",
+        "lagtheory/experiments/exploratory/functional_timing.py",
+        "{g: steps if g == group else last for g in grouping}",
+        "{g: last if g == group else steps for g in grouping}",
+        ("tests/test_functional_timing.py::test_a_group_that_learns_first_has_the_earlier_half_time",),
+        ("lag",),
     ),
 )
 

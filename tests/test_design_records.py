@@ -151,3 +151,74 @@ def test_the_validation_cells_are_those_of_the_committed_validation_stage(stages
         if set(entry["runs"]) != expected:
             found.append(f"runs of {name}: code {sorted(expected)}, record {sorted(entry['runs'])}")
     assert not found, contradicts(path, found)
+
+
+def test_the_lag_timing_record_is_the_design_the_code_builds():
+    """book/data/lag_timing.json (the parameter readings): its seeds, probe words and, per model and language,
+    its training are what lagtheory.experiments.exploratory.lag_timing builds today."""
+    import json
+
+    from lagtheory.experiments.exploratory import lag_timing as LT
+    from lagtheory.experiments.exploratory.records import config_to_dict
+    from lagtheory.experiments.paths import TRANSFORMER_DESIGN
+
+    path = ROOT / BOOK_DATA / "lag_timing.json"
+    record = json.loads(path.read_text())
+    models = LT.default_models(json.loads((ROOT / TRANSFORMER_DESIGN).read_text()))
+    found = []
+    if record["seeds"] != list(LT.TIMING_SEEDS):
+        found.append("seeds differ")
+    if record["probe"] != {"seed": LT.PROBE_SEED, "per_class": LT.PROBE_PER_CLASS, "rules": LT.RULES}:
+        found.append("probe words differ")
+    built = {
+        f"{m}/{lang}": {"training": config_to_dict(c)} for m, langs in models.items() for lang, (_, c) in langs.items()
+    }
+    stored = {
+        f"{m}/{lang}": {"training": entry["training"]}
+        for m, langs in record["models"].items()
+        for lang, entry in langs.items()
+    }
+    found += differences(built, stored, "language")
+    assert not found, contradicts(path, found)
+
+
+def test_the_lag_study_records_are_the_design_the_code_builds():
+    """book/data/lag_study: the pilot is the pilot the code runs (its seeds, languages, training, evaluation
+    words) and the registered runs are the frozen design's; the groups are the engine's."""
+    import json
+
+    from lagtheory.experiments.confirmatory import lag_study as LS
+    from lagtheory.experiments.exploratory import functional_timing as F
+    from lagtheory.experiments.exploratory.records import config_to_dict
+    from lagtheory.experiments.exploratory.studies import LANGUAGE_SETTING
+    from lagtheory.experiments.paths import LAG_DESIGN, LAG_RECORDS
+    from lagtheory.experiments.tasks.languages.catalogue import TASKS
+    from lagtheory.experiments.tasks.languages.task import LANGUAGE_TRAINING, LanguageRuns
+
+    design = json.loads((ROOT / LAG_DESIGN).read_text())
+    evaluation = {"seed": F.EVALUATION_SEED, "words": F.EVALUATION_WORDS}
+    expected = {
+        "pilot.json": (list(LS.PILOT_SEEDS), list(LS.LANGUAGES), config_to_dict(LANGUAGE_TRAINING)),
+        "study.json": (design["seeds"], design["languages"], design["training"]),
+    }
+    assert (design["languages"], design["training"], design["evaluation"]) == (
+        list(LS.LANGUAGES),
+        config_to_dict(LANGUAGE_TRAINING),
+        evaluation,
+    )
+    for name, (seeds, languages, training) in expected.items():
+        path = ROOT / LAG_RECORDS / name
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        found = []
+        if record["seeds"] != seeds:
+            found.append("seeds differ")
+        if record["training"] != training or record["evaluation"] != evaluation:
+            found.append("training or evaluation words differ")
+        if sorted(record["languages"]) != sorted(languages):
+            found.append(f"languages differ: {list(record['languages'])}")
+        for lang, entry in record["languages"].items():
+            if entry["groups"] != list(F.engine_grouping(LanguageRuns(TASKS[lang], LANGUAGE_SETTING))):
+                found.append(f"{lang}: groups differ")
+        assert not found, contradicts(path, found)

@@ -22,8 +22,11 @@ from lagtheory.experiments.confirmatory import planning as PL
 from lagtheory.experiments.confirmatory import registration as G
 from lagtheory.experiments.exploratory.records import load_exploratory
 from lagtheory.experiments.paths import (
+    LAG_DESIGN,
+    LAG_RECORDS,
     PREDICTOR_EXPLORATORY,
     REGISTRATION_HASH,
+    REGISTRATION_LAG_HASH,
     REGISTRATION_PAGE,
     REGISTRATION_TRANSFORMER_HASH,
 )
@@ -108,6 +111,8 @@ def test_every_record_with_a_confirmatory_seed_carries_the_hash():
             assert path.parent.name == "confirmatory", path
         elif path.parent.name == "transformer_study":  # the registered transformer study: its own section's hash
             G.check_record(content, G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH))
+        elif path.parent.name == "lag_study" and path.name != "pilot.json":  # the registered lag study: its own
+            G.check_record(content, G.stored_hash(ROOT / REGISTRATION_LAG_HASH))
         elif path.parent.name != "confirmatory":
             assert "registration" not in content, path
 
@@ -214,3 +219,44 @@ def test_the_power_table_is_recomputed():
     assert inside in SECTION
     assert f"one at 0.95 with {statistic(W.window_accuracy(100, 0.95))}" in SECTION
     assert f"left out with probability\n{statistic(W.window_accuracy(100, 0.8))}" in SECTION
+
+
+LAG_SECTION = G.registered_section(TEXT, "lag")
+LAG_STUDY_RECORDS = [ROOT / LAG_RECORDS / name for name in ("study.json", "analysis.json")]
+
+
+def test_the_lag_section_hashes_to_its_stored_value_by_two_paths():
+    stored = G.stored_hash(ROOT / REGISTRATION_LAG_HASH)
+    assert G.page_hash(PAGE, "lag") == stored
+    raw = PAGE.read_bytes().replace(b"\r\n", b"\n")
+    begin = raw.index(G.LAG_BEGIN.encode() + b"\n") + len(G.LAG_BEGIN) + 1
+    end = raw.index(b"\n" + G.LAG_END.encode()) + 1
+    assert hashlib.sha256(raw[begin:end]).hexdigest() == stored
+    assert stored in TEXT.split(G.LAG_END)[1] and stored not in LAG_SECTION
+    hashes = {G.stored_hash(ROOT / path) for path in (REGISTRATION_HASH, REGISTRATION_TRANSFORMER_HASH)}
+    assert stored not in hashes
+    inside = next(line for line in LAG_SECTION.splitlines() if "710000..710080" in line)
+    changed = TEXT.replace(inside, inside.replace("710000", "710001"), 1)
+    assert G.registration_hash(changed, "lag") != stored
+    assert G.registration_hash(changed, "transformer") == G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH)
+    assert G.registration_hash(changed) == G.stored_hash(ROOT / REGISTRATION_HASH)
+
+
+def test_the_lag_section_quotes_the_design_file_and_its_seeds():
+    digest = hashlib.sha256((ROOT / LAG_DESIGN).read_bytes()).hexdigest()
+    assert f"design file SHA-256: `{digest}`" in LAG_SECTION
+    design = json.loads((ROOT / LAG_DESIGN).read_text())
+    seeds = design["seeds"]
+    assert seeds == list(range(seeds[0], seeds[-1] + 1)) and f"{seeds[0]}..{seeds[-1]}" in LAG_SECTION
+    assert f"**{len(seeds)} seeds per language**" in LAG_SECTION
+    assert ", ".join(design["languages"]) in " ".join(LAG_SECTION.split())
+
+
+def test_the_lag_study_s_records_came_after_its_registration():
+    from test_transformer_study import registered_before
+
+    present = [str(path.relative_to(ROOT)) for path in LAG_STUDY_RECORDS if path.exists()]
+    if not present or not (ROOT / ".git").exists():
+        pytest.skip("no lag study record, or not a git checkout")
+    assert registered_before(ROOT, str(REGISTRATION_LAG_HASH), present) == []
+    assert registered_before(ROOT, str(LAG_DESIGN), present) == []

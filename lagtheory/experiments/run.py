@@ -29,6 +29,13 @@ ignores (:mod:`lagtheory.experiments.paths`). The command never writes over an e
 before any work unless ``--overwrite`` is given, so a trial run cannot replace the book's committed record
 (to replace it on purpose, pass its path to ``--output`` with ``--overwrite``).
 
+The command::
+
+    python -m lagtheory.experiments.run lag pilot|design|run|analyse [--output PATH] [--record PATH]
+
+is the registered lag study's (:func:`lagtheory.experiments.confirmatory.lag_study.main`, which takes the rest
+of the command line).
+
 ``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.cells.run_rows`); on a machine
 without one the command refuses. ``--seeds``, ``--tasks``, ``--steps`` (and for the confirmatory study
 ``--optimisers``, ``--levels``) run part of a study or stage, or all of it with another step budget T: a trial,
@@ -72,6 +79,7 @@ import torch
 
 from lagtheory.training import OPTIMISERS
 
+from .confirmatory import lag_study
 from .confirmatory.registration import page_hash, stored_hash
 from .confirmatory.stages import STAGES, TRIAL_OPTIONS, check_tuning, plan, run_stage
 from .engine.cells import check_device
@@ -86,6 +94,8 @@ from .subcommands import SUBCOMMANDS
 
 CONFIRMATORY = "confirmatory"
 """The name the command gives the registered confirmatory study."""
+LAG = "lag"
+"""The name the command gives the registered lag study (its own options: its module's command line)."""
 MIN_STEPS = 4
 """The shortest step budget T of a trial, so that every warm-up is at least one step (lag's T/8 in tuning)."""
 STUDY_OPTIONS = frozenset({"output", "overwrite", "scheduler", "workers", "device", "quiet", "seeds", "tasks", "steps"})
@@ -352,6 +362,8 @@ def main(arguments: list[str] | None = None) -> Path | None:
         hash (confirmatory).
     """
     given = list(sys.argv[1:] if arguments is None else arguments)
+    if given[:1] == [LAG]:
+        return lag_study.main(given[1:])
     parse = parser()
     args = parse.parse_args(given)
     check(args, parse)

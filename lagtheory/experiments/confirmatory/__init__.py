@@ -23,5 +23,7 @@
   :mod:`~lagtheory.experiments.confirmatory.transformer_runs` (its runs), and
   :mod:`~lagtheory.experiments.confirmatory.transformer_analysis` (its registered analysis);
   :mod:`~lagtheory.experiments.confirmatory.transformer` keeps the names and the command its registered section
-  quotes, as an alias.
+  quotes, as an alias;
+- :mod:`~lagtheory.experiments.confirmatory.lag_study`: the registered lag study (does the attention learn later
+  than the output layer, timed by what the model computes).
 """

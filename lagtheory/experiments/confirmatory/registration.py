@@ -3,9 +3,12 @@ confirmatory study in machine-readable form.
 
 The page holds several **registered sections** (:data:`SECTIONS`), each with its own pair of marker
 lines and its own hash file: ``"confirmatory"``, the confirmatory study (markers
-:data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), and ``"transformer"``, the registered transformer
+:data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), ``"transformer"``, the registered transformer
 study (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
-:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer_design`).
+:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer_design`),
+and ``"lag"``, the registered lag study (:data:`LAG_BEGIN`, :data:`LAG_END`,
+:data:`~lagtheory.experiments.paths.REGISTRATION_LAG_HASH`; its constants are in
+:mod:`lagtheory.experiments.confirmatory.lag_study`).
 A section is every line strictly between its begin line and its end line (each must occur
 exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before
 hashing, line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so any other
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..parameters import fill_doc
-from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
+from ..paths import REGISTRATION_HASH, REGISTRATION_LAG_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
 
 BEGIN = "<!-- registered section: begin -->"
 """The line before the confirmatory section."""
@@ -35,6 +38,10 @@ TRANSFORMER_BEGIN = "<!-- registered section transformer: begin -->"
 """The line before the transformer section."""
 TRANSFORMER_END = "<!-- registered section transformer: end -->"
 """The line after the transformer section."""
+LAG_BEGIN = "<!-- registered section lag: begin -->"
+"""The line before the lag section."""
+LAG_END = "<!-- registered section lag: end -->"
+"""The line after the lag section."""
 
 
 class Section(NamedTuple):
@@ -48,6 +55,7 @@ class Section(NamedTuple):
 SECTIONS: Mapping[str, Section] = {
     "confirmatory": Section(BEGIN, END, REGISTRATION_HASH),
     "transformer": Section(TRANSFORMER_BEGIN, TRANSFORMER_END, REGISTRATION_TRANSFORMER_HASH),
+    "lag": Section(LAG_BEGIN, LAG_END, REGISTRATION_LAG_HASH),
 }
 """The registered sections by name."""
 

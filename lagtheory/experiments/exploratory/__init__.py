@@ -14,5 +14,9 @@
 - :mod:`~lagtheory.experiments.exploratory.transformer_pilot`: the standard transformer's pilot (configuration,
   tuning, diagnostics), which the registered transformer study was derived from;
 - :mod:`~lagtheory.experiments.exploratory.lag_timing`: the lag itself, measured in joint training (when the
-  readout and the attention each make half their progress), on the one-layer model and the transformer.
+  readout and the attention each make half their progress), on the one-layer model and the transformer;
+- :mod:`~lagtheory.experiments.exploratory.functional_timing`: when each parameter group learns, measured by what
+  the model computes (knockout and path attribution, scored by the raw, calibrated and 0-1 losses);
+- :mod:`~lagtheory.experiments.exploratory.transformer_groups`: which parameter group of the standard transformer
+  carries the decision (knockout totals and half-times, two groupings, two step sizes).
 """
