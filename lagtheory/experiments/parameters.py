@@ -276,6 +276,14 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "mask : torch.Tensor",
         "bool (..., B, M), True on the real pairs.",
     ),
+    "paired_margin": (
+        "margin : float",
+        "The equivalence margin of the paired difference p10 - p01, in (0, 1).",
+    ),
+    "pairs": (
+        "n : int",
+        "The pairs (seeds), >= 1.",
+    ),
     "parse": (
         "parse : argparse.ArgumentParser",
         "Its parser.",
@@ -448,9 +456,17 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "tokens : torch.Tensor",
         "float64 (B, N, D).",
     ),
+    "transformer_analysis": (
+        "analysis : mapping",
+        "The registered transformer analysis (``book/data/transformer_study/analysis.json``).",
+    ),
     "transformer_design": (
         "design : mapping",
         "The registered transformer design (:func:`~lagtheory.experiments.confirmatory.transformer.load_design`).",
+    ),
+    "transformer_record": (
+        "record : mapping",
+        "The registered transformer study's record (``book/data/transformer_study/study.json.gz``).",
     ),
     "transformer_setting": (
         "setting : TransformerSetting",

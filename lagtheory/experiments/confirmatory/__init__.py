@@ -18,4 +18,6 @@
 - :mod:`~lagtheory.experiments.confirmatory.stability`: an exploratory successor to the predictor, scored on
   the validation cells.
 - :mod:`~lagtheory.experiments.confirmatory.transformer`: the registered transformer study (issue 32).
+- :mod:`~lagtheory.experiments.confirmatory.transformer_report`: that study reported as it is (power against the
+  observed effect, ceilings, intervals, the grid rate by rate, the paired TOST) and a replication planned from it.
 """
