@@ -25,6 +25,7 @@ from lagtheory.experiments.paths import (
     PREDICTOR_EXPLORATORY,
     REGISTRATION_HASH,
     REGISTRATION_PAGE,
+    REGISTRATION_REPLICATION_HASH,
     REGISTRATION_TRANSFORMER_HASH,
 )
 from lagtheory.experiments.predictor import balance as P
@@ -108,6 +109,8 @@ def test_every_record_with_a_confirmatory_seed_carries_the_hash():
             assert path.parent.name == "confirmatory", path
         elif path.parent.name == "transformer_study":  # the registered transformer study: its own section's hash
             G.check_record(content, G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH))
+        elif path.parent.name == "transformer_replication":  # its registered replication: its own section's hash
+            G.check_record(content, G.stored_hash(ROOT / REGISTRATION_REPLICATION_HASH))
         elif path.parent.name != "confirmatory":
             assert "registration" not in content, path
 

@@ -84,6 +84,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "command : str",
         "The command that writes the record, stored in it.",
     ),
+    "compared_language": (
+        "language : str",
+        "A compared language of the design.",
+    ),
     "comparison": (
         "comparison : Comparison",
         "An adjusted comparison of a schedule against joint.",
@@ -343,6 +347,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "registration_page": (
         "page : pathlib.Path, optional",
         "The registration page (default :data:`~lagtheory.experiments.paths.REGISTRATION_PAGE`).",
+    ),
+    "replication_design": (
+        "design : mapping",
+        "The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).",
     ),
     "resamples": (
         "resamples : int, optional",

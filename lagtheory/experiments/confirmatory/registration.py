@@ -5,7 +5,10 @@ The page holds several **registered sections** (:data:`SECTIONS`), each with its
 lines and its own hash file: ``"confirmatory"``, the confirmatory study of issue 20 (markers
 :data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), and ``"transformer"``, the registered transformer
 study of issue 32 (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
-:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer`).
+:data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer`),
+and ``"replication"``, its replication (:data:`REPLICATION_BEGIN`, :data:`REPLICATION_END`,
+:data:`~lagtheory.experiments.paths.REGISTRATION_REPLICATION_HASH`; its design in
+:mod:`lagtheory.experiments.confirmatory.transformer_replication`).
 A section is every line strictly between its begin line and its end line (each must occur
 exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before
 hashing, line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so any other
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..parameters import fill_doc
-from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
+from ..paths import REGISTRATION_HASH, REGISTRATION_PAGE, REGISTRATION_REPLICATION_HASH, REGISTRATION_TRANSFORMER_HASH
 
 BEGIN = "<!-- registered section: begin -->"
 """The line before the confirmatory section."""
@@ -35,6 +38,10 @@ TRANSFORMER_BEGIN = "<!-- registered section transformer: begin -->"
 """The line before the transformer section."""
 TRANSFORMER_END = "<!-- registered section transformer: end -->"
 """The line after the transformer section."""
+REPLICATION_BEGIN = "<!-- registered section replication: begin -->"
+"""The line before the transformer replication's section."""
+REPLICATION_END = "<!-- registered section replication: end -->"
+"""The line after the transformer replication's section."""
 
 
 class Section(NamedTuple):
@@ -48,6 +55,7 @@ class Section(NamedTuple):
 SECTIONS: Mapping[str, Section] = {
     "confirmatory": Section(BEGIN, END, REGISTRATION_HASH),
     "transformer": Section(TRANSFORMER_BEGIN, TRANSFORMER_END, REGISTRATION_TRANSFORMER_HASH),
+    "replication": Section(REPLICATION_BEGIN, REPLICATION_END, REGISTRATION_REPLICATION_HASH),
 }
 """The registered sections by name."""
 
