@@ -36,9 +36,9 @@ from lagtheory.experiments.confirmatory.transformer import (  # noqa: E402
     study_rows,
     study_units,
 )
-from lagtheory.experiments.engine.cells import run_rows, standard_draws  # noqa: E402
+from lagtheory.experiments.engine.cells import TrainingConfig, run_rows, standard_draws  # noqa: E402
 from lagtheory.experiments.exploratory.records import config_from_dict  # noqa: E402
-from lagtheory.experiments.exploratory.transformer_pilot import PILOT_SEEDS, SEED_CHUNK  # noqa: E402
+from lagtheory.experiments.exploratory.transformer_pilot import PILOT_SEEDS, SEED_CHUNK, training_at  # noqa: E402
 from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +86,33 @@ def unit_speed(dtype: str, steps: int) -> tuple[float, float, int]:
     with FlopCounterMode(display=False) as counter:
         torch.autograd.grad(task.losses(params, batch).sum(), list(params.values()))
     return runs / full, counter.get_total_flops() / train, runs
+
+
+def batching_speed(steps: int, batches: tuple[int, ...] = (1, 4, 16, 64, 256)) -> list[tuple[int, float]]:
+    """Seed batching in one process: runs per CPU second of the full budget (``steps`` steps timed, extrapolated,
+    plus one evaluation) of joint and lag (T/4) at the first compared language's shared rate, the two rows a
+    replication runs per variant, with ``b`` seeds trained together in one batched loop, for each b of
+    ``batches``; float64, one thread. CPU time of this process (``time.process_time``), not wall time, so that
+    other processes on a shared machine slow it less."""
+    design = load_design()
+    language = design["compared"][0]
+    task = TransformerLanguageRuns(language, config_from_dict(TransformerSetting, design["setting"]))
+    rate = design["choices"][language]["shared_rate"]
+    base = config_from_dict(TrainingConfig, design["training"])
+    rows = [("joint", training_at(rate, base=base)), ("lag", training_at(rate, 0.25, base=base))]
+    short = [(name, dataclasses.replace(config, steps=steps, warm_steps=steps // 4)) for name, config in rows]
+    run_rows(task, short[:1], [0], evaluate=False)  # warm-up
+    found = []
+    for size in batches:
+        seeds = list(range(size))
+        start = time.process_time()
+        result = run_rows(task, short, seeds, evaluate=False)
+        train = (time.process_time() - start) / steps
+        start = time.process_time()
+        task.evaluate({name: torch.from_numpy(value) for name, value in result.final.items()})
+        evaluation = time.process_time() - start
+        found.append((size, len(rows) * size / (rows[0][1].steps * train + evaluation)))
+    return found
 
 
 def agreement() -> list[tuple[str, str]]:
@@ -185,6 +212,15 @@ def main() -> None:
                 f"{achieved / 1e9:.3g} vs {peak / 1e9:.3g} GFLOP/s ({achieved / peak:.1%})",
             )
         )
+    batched = batching_speed(args.steps)
+    rows += [
+        (
+            f"float64: seed batching, joint and lag at a shared rate with b seeds in one batched loop: runs per CPU second "
+            f"(b = {', '.join(str(b) for b, _ in batched)})",
+            ", ".join(f"{speed:.3g}" for _, speed in batched)
+            + f" runs/s (speed-up {batched[-1][1] / batched[0][1]:.3g}x from b = {batched[0][0]} to {batched[-1][0]})",
+        )
+    ]
     rows += agreement() + study_rows_measured()
     load = os.getloadavg()[0]
     lines = [

@@ -28,6 +28,7 @@ from lagtheory.experiments.paths import (
     REGISTRATION_HASH,
     REGISTRATION_LAG_HASH,
     REGISTRATION_PAGE,
+    REGISTRATION_REPLICATION_HASH,
     REGISTRATION_TRANSFORMER_HASH,
 )
 from lagtheory.experiments.predictor import balance as P
@@ -113,6 +114,8 @@ def test_every_record_with_a_confirmatory_seed_carries_the_hash():
             G.check_record(content, G.stored_hash(ROOT / REGISTRATION_TRANSFORMER_HASH))
         elif path.parent.name == "lag_study" and path.name != "pilot.json":  # the registered lag study: its own
             G.check_record(content, G.stored_hash(ROOT / REGISTRATION_LAG_HASH))
+        elif path.parent.name == "transformer_replication":  # its registered replication: its own section's hash
+            G.check_record(content, G.stored_hash(ROOT / REGISTRATION_REPLICATION_HASH))
         elif path.parent.name != "confirmatory":
             assert "registration" not in content, path
 

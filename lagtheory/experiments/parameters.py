@@ -84,6 +84,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "command : str",
         "The command that writes the record, stored in it.",
     ),
+    "compared_language": (
+        "language : str",
+        "A compared language of the design.",
+    ),
     "comparison": (
         "comparison : Comparison",
         "An adjusted comparison of a schedule against joint.",
@@ -276,6 +280,14 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "mask : torch.Tensor",
         "bool (..., B, M), True on the real pairs.",
     ),
+    "paired_margin": (
+        "margin : float",
+        "The equivalence margin of the paired difference p10 - p01, in (0, 1).",
+    ),
+    "pairs": (
+        "n : int",
+        "The pairs (seeds), >= 1.",
+    ),
     "parse": (
         "parse : argparse.ArgumentParser",
         "Its parser.",
@@ -335,6 +347,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "registration_page": (
         "page : pathlib.Path, optional",
         "The registration page (default :data:`~lagtheory.experiments.paths.REGISTRATION_PAGE`).",
+    ),
+    "replication_design": (
+        "design : mapping",
+        "The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).",
     ),
     "resamples": (
         "resamples : int, optional",
@@ -448,9 +464,17 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "tokens : torch.Tensor",
         "float64 (B, N, D).",
     ),
+    "transformer_analysis": (
+        "analysis : mapping",
+        "The registered transformer analysis (``book/data/transformer_study/analysis.json``).",
+    ),
     "transformer_design": (
         "design : mapping",
         "The registered transformer design (:func:`~lagtheory.experiments.confirmatory.transformer_design.load_design`).",
+    ),
+    "transformer_record": (
+        "record : mapping",
+        "The registered transformer study's record (``book/data/transformer_study/study.json.gz``).",
     ),
     "transformer_setting": (
         "setting : TransformerSetting",

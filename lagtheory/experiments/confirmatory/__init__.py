@@ -25,5 +25,9 @@
   :mod:`~lagtheory.experiments.confirmatory.transformer` keeps the names and the command its registered section
   quotes, as an alias;
 - :mod:`~lagtheory.experiments.confirmatory.lag_study`: the registered lag study (does the attention learn later
-  than the output layer, timed by what the model computes).
+  than the output layer, timed by what the model computes);
+- :mod:`~lagtheory.experiments.confirmatory.transformer_report`: that study reported as it is (power against the
+  observed effect, ceilings, intervals, the grid rate by rate, the paired TOST) and a replication planned from it;
+- :mod:`~lagtheory.experiments.confirmatory.transformer_replication`: the registered replication of that study
+  (frozen design, units, registered analysis).
 """

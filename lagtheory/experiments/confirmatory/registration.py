@@ -6,9 +6,12 @@ lines and its own hash file: ``"confirmatory"``, the confirmatory study (markers
 :data:`BEGIN`, :data:`END`, hash :data:`~lagtheory.experiments.paths.REGISTRATION_HASH`), ``"transformer"``, the registered transformer
 study (:data:`TRANSFORMER_BEGIN`, :data:`TRANSFORMER_END`,
 :data:`~lagtheory.experiments.paths.REGISTRATION_TRANSFORMER_HASH`; its constants are in :mod:`lagtheory.experiments.confirmatory.transformer_design`),
-and ``"lag"``, the registered lag study (:data:`LAG_BEGIN`, :data:`LAG_END`,
+``"lag"``, the registered lag study (:data:`LAG_BEGIN`, :data:`LAG_END`,
 :data:`~lagtheory.experiments.paths.REGISTRATION_LAG_HASH`; its constants are in
-:mod:`lagtheory.experiments.confirmatory.lag_study`).
+:mod:`lagtheory.experiments.confirmatory.lag_study`),
+and ``"replication"``, the transformer study's replication (:data:`REPLICATION_BEGIN`, :data:`REPLICATION_END`,
+:data:`~lagtheory.experiments.paths.REGISTRATION_REPLICATION_HASH`; its design in
+:mod:`lagtheory.experiments.confirmatory.transformer_replication`).
 A section is every line strictly between its begin line and its end line (each must occur
 exactly once, as a whole line, begin first; the two marker lines themselves are not part of it). Before
 hashing, line endings are normalised (CRLF and lone CR become LF); nothing else is changed, so any other
@@ -28,7 +31,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..parameters import fill_doc
-from ..paths import REGISTRATION_HASH, REGISTRATION_LAG_HASH, REGISTRATION_PAGE, REGISTRATION_TRANSFORMER_HASH
+from ..paths import (
+    REGISTRATION_HASH,
+    REGISTRATION_LAG_HASH,
+    REGISTRATION_PAGE,
+    REGISTRATION_REPLICATION_HASH,
+    REGISTRATION_TRANSFORMER_HASH,
+)
 
 BEGIN = "<!-- registered section: begin -->"
 """The line before the confirmatory section."""
@@ -42,6 +51,10 @@ LAG_BEGIN = "<!-- registered section lag: begin -->"
 """The line before the lag section."""
 LAG_END = "<!-- registered section lag: end -->"
 """The line after the lag section."""
+REPLICATION_BEGIN = "<!-- registered section replication: begin -->"
+"""The line before the transformer replication's section."""
+REPLICATION_END = "<!-- registered section replication: end -->"
+"""The line after the transformer replication's section."""
 
 
 class Section(NamedTuple):
@@ -56,6 +69,7 @@ SECTIONS: Mapping[str, Section] = {
     "confirmatory": Section(BEGIN, END, REGISTRATION_HASH),
     "transformer": Section(TRANSFORMER_BEGIN, TRANSFORMER_END, REGISTRATION_TRANSFORMER_HASH),
     "lag": Section(LAG_BEGIN, LAG_END, REGISTRATION_LAG_HASH),
+    "replication": Section(REPLICATION_BEGIN, REPLICATION_END, REGISTRATION_REPLICATION_HASH),
 }
 """The registered sections by name."""
 

@@ -1,0 +1,450 @@
+"""A replication of the registered transformer study that can decide (``book/registration.md``, its replication
+section): the design as frozen data, its units, and its registered analysis.
+
+**The design** (:func:`derive_replication`) is derived once from the registered study's design and record and
+stored in :data:`REPLICATION_DESIGN`; the registered section quotes the file's SHA-256, and
+:func:`load_replication` refuses a file with another hash. It repeats the registered study's model,
+training and test words on the compared languages at the shared rate and at each schedule's tuned configuration
+(:func:`replication_rows`), on fresh seeds :data:`FIRST_SEED` onwards, as many as
+:func:`~lagtheory.experiments.confirmatory.transformer_report.replication_plan` finds for power
+:data:`~lagtheory.experiments.confirmatory.transformer.TARGET_POWER` against the minimum effect of interest
+:data:`~lagtheory.experiments.confirmatory.transformer_report.EFFECT` (five percentage points) at the largest
+discordance the registered run observed.
+
+**Runs** (:func:`replication_units`): per language, chunks of :data:`UNIT_SEEDS` seeds, every row of the
+language in one batched engine call; the run resumes from its finished units.
+
+**Analysis** (:func:`analyse_replication`): per outcome (failure; recognition at 16 N0) and variant, a family of
+the compared languages; per language McNemar's exact test of the difference and the paired equivalence test
+within the effect (two one-sided score tests on ``p10 - p01``), each with Holm's adjustment within the family;
+verdicts: *helps* or *hurts* where the difference is shown (direction by the larger discordant count), with
+the 95% score interval of lag's advantage; *equivalent* where only equivalence is shown; *undetermined*
+otherwise, with the power against the discordances observed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import shlex
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..engine.distributed import run_units
+from ..exploratory.records import config_from_dict, versions, write_gzipped
+from ..exploratory.transformer_pilot import run_unit, training_at, unit_payload
+from ..parameters import fill_doc
+from ..paths import BOOK_DATA, REGISTRATION_PAGE, REGISTRATION_REPLICATION_HASH, RUNS, TRANSFORMER_DESIGN
+from ..statistics.paired import holm, mcnemar_exact
+from ..statistics.power import mcnemar_power
+from ..tasks.transformer.task import TransformerSetting
+from .registration import page_hash, registered_section, stored_hash
+from .transformer import ALPHA, STUDY_FOLDER, VARIANTS, lag_key, load_design, pilot_rows
+from .transformer_report import (
+    EFFECT,
+    REPLICATION_OUTCOMES,
+    paired_tost,
+    replication_flags,
+    replication_plan,
+    score_interval,
+)
+
+FORMAT = "lagtheory-transformer-replication-design-1"
+REPLICATION_DESIGN = BOOK_DATA / "transformer_replication_design.json"
+"""The frozen design file of the replication."""
+REPLICATION_FOLDER = BOOK_DATA / "transformer_replication"
+"""Where the replication's committed records go."""
+OUTPUT_FOLDER = RUNS / "transformer_replication"
+"""Where the command writes by default (ignored by git)."""
+RECORD_FORMAT = "lagtheory-transformer-replication-1"
+FIRST_SEED = 810_000
+"""The replication's seeds are FIRST_SEED .. FIRST_SEED + n - 1, used by no other run."""
+UNIT_SEEDS = 64
+"""Seeds per unit, trained together in one batched loop (the batching the benchmark measures)."""
+DESIGN_HASH_LINE = "replication design file SHA-256: `{}`"
+"""How the registered section quotes the design file's hash."""
+
+
+def file_hash(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as 64 lowercase hex digits.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+        The hash.
+    """
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@fill_doc
+def derive_replication(
+    record: Mapping[str, Any], design: Mapping[str, Any], study_sha256: str, design_sha256: str
+) -> dict[str, Any]:
+    """The replication's design (module docstring) from the registered study's design and record.
+
+    Parameters
+    ----------
+    %(transformer_record)s
+    %(transformer_design)s
+    study_sha256, design_sha256 : str
+        The SHA-256 of the study's record file and of its design file, kept in the design as its basis.
+
+    Returns
+    -------
+    dict
+        ``format``, ``basis``, ``setting``, ``training``, ``compared``, ``choices``, ``outcomes``, ``variants``,
+        ``effect``, ``alpha``, ``plan`` (the replication plan without its per-comparison powers' floats beyond
+        what JSON keeps), ``seeds`` and ``unit_seeds``.
+    """
+    plan = replication_plan(record, design)
+    return {
+        "format": FORMAT,
+        "basis": {"study_sha256": study_sha256, "design_sha256": design_sha256},
+        "setting": dict(design["setting"]),
+        "training": dict(design["training"]),
+        "compared": list(design["compared"]),
+        "choices": {language: design["choices"][language] for language in design["compared"]},
+        "outcomes": list(REPLICATION_OUTCOMES),
+        "variants": list(VARIANTS),
+        "effect": EFFECT,
+        "alpha": ALPHA,
+        "plan": plan,
+        "seeds": list(range(FIRST_SEED, FIRST_SEED + plan["seeds"])),
+        "unit_seeds": UNIT_SEEDS,
+    }
+
+
+@fill_doc
+def design_text(design: Mapping[str, Any]) -> str:
+    """The design file's text: sorted keys, one-space indent, a final newline (the bytes its hash is of).
+
+    Parameters
+    ----------
+    %(replication_design)s
+
+    Returns
+    -------
+    str
+        The JSON text.
+    """
+    return json.dumps(design, sort_keys=True, indent=1) + "\n"
+
+
+@fill_doc
+def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
+    """The design file's SHA-256 that the replication section quotes.
+
+    Parameters
+    ----------
+    %(registration_page)s
+
+    Returns
+    -------
+    str
+        The hash.
+
+    Raises
+    ------
+    ValueError
+        If the section quotes none, or more than one.
+    """
+    section = registered_section(page.read_text(encoding="utf-8"), "replication")
+    prefix, _, suffix = DESIGN_HASH_LINE.partition("{}")
+    found = [
+        line.split(prefix, 1)[1].split(suffix, 1)[0]
+        for line in section.splitlines()
+        if prefix in line and suffix in line.split(prefix, 1)[1]
+    ]
+    if len(found) != 1 or len(found[0]) != 64:
+        raise ValueError(f"{page}'s replication section must quote one design file hash, found {found}")
+    return found[0]
+
+
+@fill_doc
+def load_replication(path: Path = REPLICATION_DESIGN, page: Path = REGISTRATION_PAGE) -> dict[str, Any]:
+    """The replication's design from its frozen file, after checking the file's hash against the registered one.
+
+    Parameters
+    ----------
+    path : pathlib.Path, optional
+        The design file.
+    %(registration_page)s
+
+    Returns
+    -------
+    dict
+        The design.
+
+    Raises
+    ------
+    ValueError
+        If the file's hash is not the one the registered section quotes.
+    """
+    registered = registered_design_hash(page)
+    if file_hash(path) != registered:
+        raise ValueError(f"{path} does not hash to the registered replication design {registered}")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@fill_doc
+def replication_rows(design: Mapping[str, Any], language: str) -> list[tuple[str, str]]:
+    """The row keys of a language (as the study's: ``joint rate=<r>``, ``lag rate=<r> warm=<f>``): joint and lag
+    (T/4) at the shared rate, joint at its best rate and lag at its best configuration, each once.
+
+    Parameters
+    ----------
+    %(replication_design)s
+    %(compared_language)s
+
+    Returns
+    -------
+    list of (str, str)
+        (schedule, row key), in that order, duplicates dropped.
+    """
+    keys = [
+        (schedule, key)
+        for variant in VARIANTS
+        for schedule, key in zip(("joint", "lag"), variant_keys(design, language, variant), strict=True)
+    ]
+    return list(dict.fromkeys(keys))
+
+
+@fill_doc
+def variant_keys(design: Mapping[str, Any], language: str, variant: str) -> tuple[str, str]:
+    """Joint's and lag's row keys of a language in a variant ("shared" or "best").
+
+    Parameters
+    ----------
+    %(replication_design)s
+    %(compared_language)s
+    variant : str
+        "shared" (both schedules at the shared rate) or "best" (each at its tuned configuration).
+
+    Returns
+    -------
+    tuple of str
+        (joint's key, lag's key).
+    """
+    choice = design["choices"][language]
+    if variant == "shared":
+        return f"joint rate={choice['shared_rate']:g}", lag_key(choice["shared_rate"], 0.25)
+    return f"joint rate={choice['joint']['rate']:g}", lag_key(choice["lag"]["rate"], choice["lag"]["warm_fraction"])
+
+
+@fill_doc
+def replication_units(design: Mapping[str, Any], registration: str) -> dict[str, Any]:
+    """The replication's units: per compared language and chunk of :data:`UNIT_SEEDS` seeds, its rows.
+
+    Parameters
+    ----------
+    %(replication_design)s
+    registration : str
+        The replication section's hash, carried by every payload.
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> payload.
+    """
+    from ..engine.cells import TrainingConfig
+
+    setting = config_from_dict(TransformerSetting, design["setting"])
+    base = config_from_dict(TrainingConfig, design["training"])
+    seeds = list(design["seeds"])
+    units = {}
+    for language in design["compared"]:
+        rows = []
+        for schedule, key in replication_rows(design, language):
+            rate = float(key.split("rate=")[1].split()[0])
+            warm = float(key.split("warm=")[1]) if schedule == "lag" else 0.25
+            rows.append((schedule, training_at(rate, warm, base=base)))
+        for start in range(0, len(seeds), design["unit_seeds"]):
+            payload = unit_payload(language, setting, rows, seeds[start : start + design["unit_seeds"]])
+            units[f"replication-{language}-{start}"] = {**payload, "registration": registration}
+    return units
+
+
+@fill_doc
+def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) -> dict[str, Any]:
+    """The registered analysis (module docstring) of the replication's record under its design.
+
+    Parameters
+    ----------
+    record : mapping
+        The replication's record (its ``units``, as the study's) with the design's seeds.
+    %(replication_design)s
+
+    Returns
+    -------
+    dict
+        outcome -> variant -> language -> ``lag_better``, ``joint_better``, ``n``, ``advantage``, ``interval``
+        (95% score), ``p``, ``p_adjusted`` (McNemar, Holm), ``p_equivalence``, ``p_equivalence_adjusted``
+        (paired TOST within the effect, Holm), ``power_observed`` and ``verdict``.
+
+    Raises
+    ------
+    ValueError
+        If the record holds other seeds than the design's.
+    """
+    if list(record["seeds"]) != list(design["seeds"]):
+        raise ValueError("record must hold the design's seeds")
+    rows = pilot_rows(record)
+    level = design["alpha"] / len(design["compared"])
+    found: dict[str, dict[str, Any]] = {}
+    for outcome in design["outcomes"]:
+        found[outcome] = {}
+        for variant in design["variants"]:
+            family = {}
+            for language in design["compared"]:
+                joint, lag = (
+                    replication_flags(rows[language][key]["values"], outcome)
+                    for key in variant_keys(design, language, variant)
+                )
+                better = (joint & ~lag) if outcome == "failure" else (lag & ~joint)
+                worse = (lag & ~joint) if outcome == "failure" else (joint & ~lag)
+                b, c, n = int(better.sum()), int(worse.sum()), int(joint.size)
+                family[language] = {
+                    "lag_better": b,
+                    "joint_better": c,
+                    "n": n,
+                    "advantage": (b - c) / n,
+                    "interval": list(score_interval(b, c, n)),
+                    "p": mcnemar_exact(np.asarray(better, dtype=int), np.asarray(worse, dtype=int)).p_value,
+                    "p_equivalence": paired_tost(b, c, n, design["effect"]),
+                    "power_observed": mcnemar_power(n, b / n, c / n, level),
+                }
+            for key in ("p", "p_equivalence"):
+                for entry, p in zip(family.values(), holm([e[key] for e in family.values()]), strict=True):
+                    entry[f"{key}_adjusted"] = float(p)
+            for entry in family.values():
+                entry["verdict"] = verdict(entry, design["alpha"])
+            found[outcome][variant] = family
+    return found
+
+
+@fill_doc
+def verdict(entry: Mapping[str, Any], alpha: float) -> str:
+    """A comparison's registered verdict: "helps"/"hurts" where the difference is shown (Holm-adjusted
+    McNemar p < alpha; direction by the larger discordant count), "equivalent" where only the equivalence is
+    (Holm-adjusted paired TOST p < alpha), else "undetermined".
+
+    Parameters
+    ----------
+    entry : mapping
+        ``lag_better``, ``joint_better``, ``p_adjusted`` and ``p_equivalence_adjusted``.
+    %(alpha)s
+
+    Returns
+    -------
+    str
+        The verdict.
+    """
+    if entry["p_adjusted"] < alpha:
+        return "helps" if entry["lag_better"] > entry["joint_better"] else "hurts"
+    return "equivalent" if entry["p_equivalence_adjusted"] < alpha else "undetermined"
+
+
+def run_replication(workers: int, output: Path, quiet: bool = False) -> Path:
+    """Run every unit of the registered replication (resumable: finished units are kept in ``<output>.units``)
+    and write its record: the registration hash, the design file's hash, the seeds, the units with their per-seed
+    values, and the wall time of this invocation.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes of the local dask cluster (each trains one unit at a time, one thread).
+    output : pathlib.Path
+        The replication's record to write (gzipped JSON); its finished units are kept beside it.
+    quiet : bool, optional
+        Whether to leave out the progress bar.
+
+    Returns
+    -------
+    pathlib.Path
+        ``output``.
+
+    Raises
+    ------
+    ValueError
+        If the replication section no longer hashes to its stored value, or the design file is not the registered one.
+    """
+    start = time.perf_counter()
+    registration = stored_hash(REGISTRATION_REPLICATION_HASH)
+    if page_hash(REGISTRATION_PAGE, "replication") != registration:
+        raise ValueError(f"{REGISTRATION_PAGE}'s replication section no longer hashes to its stored value")
+    design = load_replication()
+    torch.set_num_threads(1)
+    units = replication_units(design, registration)
+    folder = output.with_name(output.name.removesuffix(".json.gz") + ".units")
+    results = run_units(units, run_unit, folder, workers=workers, progress=not quiet)
+    record = {
+        "format": RECORD_FORMAT,
+        "registration": registration,
+        "design_sha256": file_hash(REPLICATION_DESIGN),
+        "command": shlex.join(["python", "-m", __name__, "run"]),
+        "versions": versions(),
+        "seeds": list(design["seeds"]),
+        "wall_seconds": time.perf_counter() - start,
+        "units": {name: {**{k: v for k, v in units[name].items() if k != "rows"}, **results[name]} for name in units},
+    }
+    write_gzipped(record, output)
+    return output
+
+
+@fill_doc
+def main(arguments: list[str] | None = None) -> Path:
+    """``python -m lagtheory.experiments.confirmatory.transformer_replication design|run|analyse``: ``design``
+    writes the design from the registered study's committed design and record (default
+    ``runs/transformer_replication/design.json``), ``run`` the replication's record (resumable), ``analyse`` its
+    analysis; returns the path written.
+
+    Parameters
+    ----------
+    %(arguments)s
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parse.add_argument("what", choices=("design", "run", "analyse"))
+    parse.add_argument("--output", type=Path, default=None)
+    parse.add_argument("--record", type=Path, default=REPLICATION_FOLDER / "replication.json.gz")
+    parse.add_argument("--workers", type=int, default=2)
+    parse.add_argument("--quiet", action="store_true")
+    args = parse.parse_args(arguments)
+    if args.what == "run":
+        return run_replication(args.workers, args.output or OUTPUT_FOLDER / "replication.json.gz", args.quiet)
+    if args.what == "design":
+        study = STUDY_FOLDER / "study.json.gz"
+        with gzip.open(study, "rt", encoding="utf-8") as handle:
+            record = json.load(handle)
+        design = derive_replication(record, load_design(), file_hash(study), file_hash(TRANSFORMER_DESIGN))
+        output, text = args.output or OUTPUT_FOLDER / "design.json", design_text(design)
+    else:
+        with gzip.open(args.record, "rt", encoding="utf-8") as handle:
+            record = json.load(handle)
+        output = args.output or OUTPUT_FOLDER / "analysis.json"
+        text = json.dumps(analyse_replication(record, load_replication()), sort_keys=True, indent=1) + "\n"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    print(f"wrote {output}", file=sys.stderr)
+    return output
+
+
+if __name__ == "__main__":
+    main()
