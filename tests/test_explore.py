@@ -9,15 +9,18 @@ the recognition cell (t1 > 1 and t1 < 1).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from nbclient import NotebookClient
 
 import conftest as session  # the repository's root conftest.py: kernels start one at a time
 
-EXPLORE = Path(__file__).resolve().parents[1] / "book" / "explore.ipynb"
+ROOT = Path(__file__).resolve().parents[1]
+EXPLORE = ROOT / "book" / "explore.ipynb"
 HEADER = "from lagtheory import Geometric, PowerLaw  # the two families of lengths\n\n"
 OTHER_NUMBERS = {
     "short lengths, above the boundary": "LENGTHS = Geometric(4.0)\nETA1 = 0.5\nETA2 = 300.0\nETA3 = 2.0\nSTEPS3 = 10\nGRID = 5\n",
@@ -55,6 +58,35 @@ def test_the_other_numbers_reach_both_sides_of_the_boundary(printed):
     assert any("< 1:" in text for text in printed.values())
 
 
+def statement_number(label: str) -> str:
+    """The number the book gives a statement ("5.1"): its chapter's place among the numbered chapters of
+    _toc.yml, then its place among the statements of its kind in that chapter (sphinx-proof counts each
+    kind apart)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    chapters = [c["file"] for part in toc["parts"] if part.get("numbered") for c in part["chapters"]]
+    for number, chapter in enumerate(chapters, start=1):
+        text = (ROOT / "book" / "text" / f"{Path(chapter).name}.md").read_text(encoding="utf-8")
+        statements = re.findall(r"^`{3,}\{prf:(\w+)\}[^\n]*\n(?::\w+:[^\n]*\n)*?:label: ([\w-]+)", text, flags=re.M)
+        for kind, found in statements:
+            if found == label:
+                same_kind = [name for k, name in statements if k == kind]
+                return f"{number}.{same_kind.index(label) + 1}"
+    raise AssertionError(f"no statement {label}")
+
+
 def test_a_value_out_of_range_is_refused_by_name():
-    with pytest.raises(Exception, match="ETA3 must be at most 4"):
+    with pytest.raises(Exception, match="ETA3 must be at most 4") as refused:
         run_with("LENGTHS = Geometric(10.0)\nETA1 = 1.0\nETA2 = 150.0\nETA3 = 5.0\nSTEPS3 = 20\nGRID = 9\n")
+    message = str(refused.value)
+    # the reader's name of the statement, not the book's internal label, and what the error leaves behind
+    assert f"Theorem {statement_number('thm-three-phase')}" in message
+    assert "thm-" not in message
+    assert "stale" in message
+
+
+def test_the_page_prints_no_internal_label():
+    notebook = nbformat.read(EXPLORE, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            for string in re.findall(r"""f?"[^"\n]*"|f?'[^'\n]*'""", cell.source):
+                assert not re.search(r"\b(thm|lem|prop|def|cor|eq)-[a-z]", string), string

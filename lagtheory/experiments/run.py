@@ -83,7 +83,7 @@ from .confirmatory import lag_study
 from .confirmatory.registration import page_hash, stored_hash
 from .confirmatory.stages import STAGES, TRIAL_OPTIONS, check_tuning, plan, run_stage
 from .engine.cells import check_device
-from .engine.distributed import finished, run_units
+from .engine.distributed import close_workers, finished, run_units
 from .exploratory.records import write_record
 from .exploratory.runner import run_study
 from .exploratory.studies import STUDIES
@@ -298,6 +298,7 @@ def cluster(args: argparse.Namespace, folder: Path) -> Iterator[Callable[..., Ma
                 local = stack.enter_context(
                     LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0")
                 )
+                stack.callback(close_workers, local)  # before the cluster closes: no worker killed while exiting
                 scheduler.append(local.scheduler_address)
             return run_units(
                 units,
@@ -401,7 +402,7 @@ def main(arguments: list[str] | None = None) -> Path | None:
     for task, value in record["seconds"].items():
         print(f"{task}: {value} s of work (calibration and cells, every optimiser)", file=sys.stderr)
     write_record(record, output)
-    print(f"wrote {output}; to resume an interrupted run, run the same command again: {command}", file=sys.stderr)
+    print(f"wrote {output}", file=sys.stderr)
     return output
 
 
@@ -466,7 +467,7 @@ def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given
     with cluster(args, folder) as execute:
         record = run_stage(the_plan, execute, registration, command, args.device, tuning)
     output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
-    print(f"wrote {output}; to resume an interrupted run, run the same command again: {command}", file=sys.stderr)
+    print(f"wrote {output}", file=sys.stderr)
     return output
 
 

@@ -15,6 +15,10 @@ JSON-ready mapping and depends on nothing but the payload (its seeds are in it).
   a unit file written for another payload (a changed design) is refused, never mixed in;
 * a worker that dies mid-run loses no finished unit: the scheduler runs its unfinished tasks
   again on the other workers (and on the worker the nanny restarts);
+* a run that ends says how many units it ran and found; a run that stops early (an error, or
+  Ctrl-C) says how many units are written and that the same command resumes from them;
+* a local cluster's worker processes are given :data:`WORKER_EXIT_SECONDS` to exit when it closes
+  (:func:`close_workers`), so a clean finish kills no worker and logs no warning;
 * every task runs with one torch thread, as the serial run does, so a unit's floats do not
   depend on where it ran: :func:`run_units_serially` is the reference the tests compare with,
   bit for bit.
@@ -25,6 +29,7 @@ of the payload's JSON form (:func:`fingerprint`).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -38,6 +43,12 @@ from ..parameters import fill_doc
 
 Work = Callable[[Any], Mapping[str, Any]]
 """The computation of one unit; payload -> its JSON-ready result."""
+
+WORKER_EXIT_SECONDS = 60.0
+"""How long a worker process may take to exit when its local cluster closes. A process that has imported torch
+took 2 s to exit on a loaded 2-core machine and a dask worker more than dask's own 4 s, after which its nanny
+kills it and logs "Worker process still alive after 4.0 seconds, killing" (measured: on every clean finish of
+the lab's command there)."""
 
 
 def fingerprint(payload: Any) -> str:
@@ -161,6 +172,22 @@ def run_units_serially(units: Mapping[str, Any], work: Work) -> dict[str, dict[s
     return {name: _one_thread_work(work, payload) for name, payload in units.items()}
 
 
+def close_workers(cluster: Any) -> None:
+    """Close the worker processes of a local dask cluster, all at once, each allowed
+    :data:`WORKER_EXIT_SECONDS` to exit, before the cluster itself is closed.
+
+    Parameters
+    ----------
+    cluster : dask.distributed.LocalCluster
+        A running local cluster; its nannies are closed (closing it afterwards finds them closed).
+    """
+
+    async def close_all(nannies: list[Any]) -> None:
+        await asyncio.gather(*(nanny.close(timeout=WORKER_EXIT_SECONDS) for nanny in nannies))
+
+    cluster.sync(close_all, list(cluster.workers.values()))
+
+
 def run_units(
     units: Mapping[str, Any],
     work: Work,
@@ -247,10 +274,22 @@ def run_units(
                     bar.update(weight[name])
                     if on_result is not None:
                         on_result(name)
+        except BaseException:
+            if progress:
+                print(
+                    f"stopped with {len(results)} of {len(units)} units written in {folder}; "
+                    "the same command run again resumes from them",
+                    file=sys.stderr,
+                )
+            raise
         finally:
             client.close()
             if cluster is not None:
+                close_workers(cluster)
                 cluster.close()
     if progress:
-        print(f"{len(units)} units in {folder} ({len(todo)} run now); run again to resume", file=sys.stderr)
+        print(
+            f"{len(units)} units in {folder}: {len(todo)} run now, {len(units) - len(todo)} found there",
+            file=sys.stderr,
+        )
     return {name: results[name] for name in units}

@@ -1,0 +1,53 @@
+"""What the experiment command says on standard error means something (lagtheory.experiments.engine.distributed).
+
+A run that finishes says how many units it ran and found, and nothing about resuming; a local cluster's
+workers, which have imported torch, are let exit when it closes, so no nanny kills one and logs "Worker
+process still alive ..., killing" (it did on every clean finish of the lab's command on a loaded 2-core
+machine). A run that stops early says how many units are written and that the same command resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from lagtheory.experiments.engine.distributed import run_units
+
+UNITS = {f"cell-{index}": {"seed": index} for index in range(6)}
+
+
+def torch_work(payload):
+    """A unit that imports and uses torch, as the study's units do."""
+    generator = torch.Generator().manual_seed(payload["seed"])
+    x = torch.randn(200, 200, dtype=torch.float64, generator=generator)
+    return {"seed": payload["seed"], "value": float((x @ x.T).trace())}
+
+
+def test_a_clean_finish_on_a_local_cluster_kills_no_worker_and_says_nothing_of_resuming(tmp_path, capfd, caplog):
+    with caplog.at_level(logging.WARNING):
+        run_units(UNITS, torch_work, tmp_path, workers=2, progress=True)
+    said = capfd.readouterr().err
+    warnings = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert not [message for message in warnings if "killing" in message or "still alive" in message], warnings
+    assert "killing" not in said and "resume" not in said, said
+    assert f"6 units in {tmp_path}: 6 run now, 0 found there" in said
+
+
+def test_a_stopped_run_says_how_to_resume_and_the_resumed_run_does_not(tmp_path, capfd, dask_scheduler):
+    written = []
+
+    def stop_after_two(name):
+        written.append(name)
+        if len(written) == 2:
+            raise KeyboardInterrupt  # the run is stopped here, as by Ctrl-C
+
+    try:
+        run_units(UNITS, torch_work, tmp_path, scheduler=dask_scheduler, on_result=stop_after_two)
+    except KeyboardInterrupt:
+        pass
+    said = capfd.readouterr().err
+    assert f"stopped with 2 of 6 units written in {tmp_path}; the same command run again resumes from them" in said
+    run_units(UNITS, torch_work, tmp_path, scheduler=dask_scheduler)
+    said = capfd.readouterr().err
+    assert f"6 units in {tmp_path}: 4 run now, 2 found there" in said and "resume" not in said
