@@ -34,7 +34,6 @@ already finished in the stage's units folder, listing the others under ``"missin
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -294,7 +293,6 @@ def write_stage(
         "missing": sorted(name for name in units if name not in results),
     }
     write_gzipped(record, output)
-    print(f"wrote {output}", file=sys.stderr)
     return output
 
 
