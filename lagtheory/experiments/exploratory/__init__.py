@@ -13,5 +13,7 @@
 - :mod:`~lagtheory.experiments.exploratory.transformer_pilot`: the standard transformer's pilot (configuration,
   tuning, diagnostics), which the registered transformer study was derived from;
 - :mod:`~lagtheory.experiments.exploratory.lag_timing`: the lag itself, measured in joint training (when the
-  readout and the attention each make half their progress), on the one-layer model and the transformer.
+  readout and the attention each make half their progress), on the one-layer model and the transformer;
+- :mod:`~lagtheory.experiments.exploratory.zero_readout`: the registered transformer with its readout (and MLP)
+  initialised at zero, joint against lag (a pilot).
 """
