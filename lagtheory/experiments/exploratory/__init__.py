@@ -18,5 +18,7 @@
 - :mod:`~lagtheory.experiments.exploratory.functional_timing`: when each parameter group learns, measured by what
   the model computes (knockout and path attribution, scored by the raw, calibrated and 0-1 losses);
 - :mod:`~lagtheory.experiments.exploratory.transformer_groups`: which parameter group of the standard transformer
-  carries the decision (knockout totals and half-times, two groupings, two step sizes).
+  carries the decision (knockout totals and half-times, two groupings, two step sizes);
+- :mod:`~lagtheory.experiments.exploratory.zero_readout`: the registered transformer with its readout (and MLP)
+  initialised at zero, joint against lag (a pilot).
 """
