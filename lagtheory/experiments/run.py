@@ -48,13 +48,18 @@ The other subcommands (:mod:`lagtheory.experiments.subcommands`)::
         [--output PATH] [--overwrite] [--workers N] [--quiet] [--finished-only]
     python -m lagtheory.experiments.run transformer-registered --part design|run|analyse
         [--output PATH] [--overwrite] [--workers N] [--quiet] [--record PATH]
+    python -m lagtheory.experiments.run transformer-replication --part design|run|analyse
+        [--output PATH] [--overwrite] [--workers N] [--quiet] [--record PATH]
+    python -m lagtheory.experiments.run zero-readout [--output PATH] [--overwrite]
     python -m lagtheory.experiments.run lag-timing [--output PATH] [--overwrite] [--design PATH]
     python -m lagtheory.experiments.run sensitivity|successor [--output PATH] [--overwrite]
     python -m lagtheory.experiments.run confirmatory-analysis --record GRID [BEST] [--output PATH] [--overwrite]
     python -m lagtheory.experiments.run confirmatory-records|reanalysis|predictor|predictor-transformer|answer
 
-run the transformer's pilot (:mod:`lagtheory.experiments.exploratory.transformer_pilot`) and registered study
-(:mod:`lagtheory.experiments.confirmatory.transformer`), the lag timing
+run the transformer's pilot (:mod:`lagtheory.experiments.exploratory.transformer_pilot`), registered study
+(:mod:`lagtheory.experiments.confirmatory.transformer`), its registered replication
+(:mod:`lagtheory.experiments.confirmatory.transformer_replication`) and zero-readout pilot
+(:mod:`lagtheory.experiments.exploratory.zero_readout`), the lag timing
 (:mod:`lagtheory.experiments.exploratory.lag_timing`), outcome (c)'s Monte Carlo error
 (:mod:`lagtheory.experiments.confirmatory.sensitivity`), the successor to the predictor
 (:mod:`lagtheory.experiments.confirmatory.stability`), the confirmatory analysis of two stage records, and the
@@ -109,6 +114,7 @@ ALIASES: dict[str, tuple[str, bool]] = {
     "lagtheory.experiments.predictor.evaluation": ("predictor", False),
     "lagtheory.experiments.predictor.transformer": ("predictor-transformer", False),
     "lagtheory.experiments.confirmatory.records": ("confirmatory-records", False),
+    "lagtheory.experiments.confirmatory.transformer_replication": ("transformer-replication", True),
 }
 """The module commands the book quotes (the registered transformer section, the registration page's dated
 entries, the confirmatory chapter), each kept as an alias of a subcommand: module -> (subcommand, whether the
@@ -169,7 +175,12 @@ def parser() -> argparse.ArgumentParser:
     stage.add_argument("--tuning", type=Path, default=None, help="the best stage's tuning record (default: its output)")
     other = parse.add_argument_group("the other subcommands")
     parts = sorted({part for subcommand in SUBCOMMANDS.values() for part in subcommand.parts})
-    other.add_argument("--part", choices=parts, default=None, help="transformer-registered: design, run or analyse")
+    other.add_argument(
+        "--part",
+        choices=parts,
+        default=None,
+        help="transformer-registered, transformer-replication: design, run or analyse",
+    )
     other.add_argument("--finished-only", action="store_true", help="transformer-pilot: a record of the finished units")
     other.add_argument("--record", type=Path, nargs="+", default=None, help="the record(s) an analysis reads")
     other.add_argument("--design", type=Path, default=None, help="lag-timing: the transformer study's design file")

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .confirmatory import analysis, answer, records, sensitivity, stability
+from .confirmatory import analysis, answer, records, sensitivity, stability, transformer_replication
 from .confirmatory.transformer_analysis import analyse_record
 from .confirmatory.transformer_design import write_design
 from .confirmatory.transformer_runs import OUTPUT_FOLDER as TRANSFORMER_RUNS
 from .confirmatory.transformer_runs import STUDY_FOLDER, run_registered
-from .exploratory import lag_timing, reanalysis, transformer_pilot
+from .exploratory import lag_timing, reanalysis, transformer_pilot, zero_readout
 from .paths import CONFIRMATORY_RUNS, PREDICTOR_SUCCESSOR, RUNS, TRANSFORMER_DESIGN, WINDOW_SENSITIVITY
 from .predictor import evaluation
 from .predictor import transformer as predictor_transformer
@@ -93,6 +93,13 @@ def _answer(args: argparse.Namespace, output: Path | None, command: str) -> None
     print(answer.readme_paragraph(answer.answer()))
 
 
+def _replication(args: argparse.Namespace, output: Path | None, command: str) -> Path:
+    assert output is not None
+    return transformer_replication.write_part(
+        args.part, output, args.record[0] if args.record else None, args.workers, args.quiet
+    )
+
+
 REGISTERED_PARTS = ("design", "run", "analyse")
 """The parts of the registered transformer study's command: derive its design, run it, analyse its record."""
 _REGISTERED_OUTPUTS = {"design": "design.json", "run": "study.json.gz", "analyse": "analysis.json"}
@@ -108,6 +115,20 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         frozenset({"part", "output", "overwrite", "workers", "quiet", "record"}),
         parts=REGISTERED_PARTS,
         output=lambda args: TRANSFORMER_RUNS / _REGISTERED_OUTPUTS[args.part],
+    ),
+    "transformer-replication": Subcommand(
+        _replication,
+        frozenset({"part", "output", "overwrite", "workers", "quiet", "record"}),
+        parts=REGISTERED_PARTS,
+        output=lambda args: (
+            transformer_replication.OUTPUT_FOLDER
+            / {"design": "design.json", "run": "replication.json.gz", "analyse": "analysis.json"}[args.part]
+        ),
+    ),
+    "zero-readout": Subcommand(
+        lambda args, output, command: zero_readout.write_record(output),
+        frozenset({"output", "overwrite"}),
+        output=lambda args: RUNS / "transformer_zero_readout.json",
     ),
     "lag-timing": Subcommand(
         _lag_timing, frozenset({"output", "overwrite", "design"}), output=lambda args: RUNS / "lag_timing.json"

@@ -24,12 +24,10 @@ otherwise, with the power against the discordances observed.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import json
 import shlex
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -404,47 +402,46 @@ def run_replication(workers: int, output: Path, quiet: bool = False) -> Path:
     return output
 
 
-@fill_doc
-def main(arguments: list[str] | None = None) -> Path:
-    """``python -m lagtheory.experiments.confirmatory.transformer_replication design|run|analyse``: ``design``
-    writes the design from the registered study's committed design and record (default
-    ``runs/transformer_replication/design.json``), ``run`` the replication's record (resumable), ``analyse`` its
-    analysis; returns the path written.
+def write_part(part: str, output: Path, record: Path | None = None, workers: int = 2, quiet: bool = False) -> Path:
+    """The replication's part of the one command (``python -m lagtheory.experiments.run transformer-replication
+    --part design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.transformer_replication
+    design|run|analyse``, which the registered section quotes): ``design`` writes the design from the registered
+    study's committed design and record, ``run`` the replication's record (resumable), ``analyse`` its analysis.
 
     Parameters
     ----------
-    %(arguments)s
+    part : str
+        ``"design"``, ``"run"`` or ``"analyse"``.
+    output : pathlib.Path
+        The file to write (its folder exists).
+    record : pathlib.Path, optional
+        ``analyse``: the replication's record (default ``<the replication's folder>/replication.json.gz``).
+    workers : int, optional
+        ``run``: worker processes of the local dask cluster.
+    quiet : bool, optional
+        ``run``: whether to leave out the progress bar.
 
     Returns
     -------
     pathlib.Path
-        The file written.
+        ``output``.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("what", choices=("design", "run", "analyse"))
-    parse.add_argument("--output", type=Path, default=None)
-    parse.add_argument("--record", type=Path, default=REPLICATION_FOLDER / "replication.json.gz")
-    parse.add_argument("--workers", type=int, default=2)
-    parse.add_argument("--quiet", action="store_true")
-    args = parse.parse_args(arguments)
-    if args.what == "run":
-        return run_replication(args.workers, args.output or OUTPUT_FOLDER / "replication.json.gz", args.quiet)
-    if args.what == "design":
+    if part == "run":
+        return run_replication(workers, output, quiet)
+    if part == "design":
         study = STUDY_FOLDER / "study.json.gz"
         with gzip.open(study, "rt", encoding="utf-8") as handle:
-            record = json.load(handle)
-        design = derive_replication(record, load_design(), file_hash(study), file_hash(TRANSFORMER_DESIGN))
-        output, text = args.output or OUTPUT_FOLDER / "design.json", design_text(design)
+            found = json.load(handle)
+        text = design_text(derive_replication(found, load_design(), file_hash(study), file_hash(TRANSFORMER_DESIGN)))
     else:
-        with gzip.open(args.record, "rt", encoding="utf-8") as handle:
-            record = json.load(handle)
-        output = args.output or OUTPUT_FOLDER / "analysis.json"
-        text = json.dumps(analyse_replication(record, load_replication()), sort_keys=True, indent=1) + "\n"
-    output.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(record or REPLICATION_FOLDER / "replication.json.gz", "rt", encoding="utf-8") as handle:
+            found = json.load(handle)
+        text = json.dumps(analyse_replication(found, load_replication()), sort_keys=True, indent=1) + "\n"
     output.write_text(text, encoding="utf-8")
-    print(f"wrote {output}", file=sys.stderr)
     return output
 
 
 if __name__ == "__main__":
-    main()
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.confirmatory.transformer_replication")

@@ -18,17 +18,15 @@ Outcomes per seed: failure, and recognition at 4 N0 and at 16 N0 (every random a
 length right); :func:`summary` gives per language, initialisation and outcome both schedules' counts, the
 discordant seeds, lag's advantage and McNemar's exact p (exploratory, unadjusted).
 
-The command (``python -m lagtheory.experiments.exploratory.zero_readout [--output PATH]``) writes the record
+The command (``python -m lagtheory.experiments.run zero-readout [--output PATH]``) writes the record
 (default ``runs/transformer_zero_readout.json``; the committed one is ``book/data/transformer_zero_readout.json``),
 reading the registered design file (``book/data/transformer_design.json``, whose SHA-256 the record keeps).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,7 +37,7 @@ import torch
 
 from ..engine.cells import TrainingConfig, run_rows
 from ..parameters import fill_doc
-from ..paths import BOOK_DATA, RUNS, TRANSFORMER_DESIGN
+from ..paths import BOOK_DATA, TRANSFORMER_DESIGN
 from ..statistics.paired import mcnemar_exact
 from ..tasks.transformer.task import TransformerLanguageRuns, TransformerSetting, row_outcomes
 from .records import config_from_dict, versions
@@ -217,29 +215,21 @@ def summary(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def main(arguments: list[str] | None = None) -> Path:
-    """The command of the module docstring; returns the path written.
+def write_record(output: Path) -> Path:
+    """The pilot's command (``python -m lagtheory.experiments.run zero-readout [--output PATH]``): run it and
+    write its record.
 
     Parameters
     ----------
-    arguments : list of str, optional
-        The command line without the program's name.
+    output : pathlib.Path
+        The record to write (its folder exists).
 
     Returns
     -------
     pathlib.Path
-        The record written.
+        ``output``.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("--output", type=Path, default=RUNS / "transformer_zero_readout.json")
-    args = parse.parse_args(arguments)
     record = run_pilot(json.loads(TRANSFORMER_DESIGN.read_text(encoding="utf-8")))
     record["design_sha256"] = hashlib.sha256(TRANSFORMER_DESIGN.read_bytes()).hexdigest()
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {args.output}", file=sys.stderr)
-    return args.output
-
-
-if __name__ == "__main__":
-    main()
+    output.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+    return output
