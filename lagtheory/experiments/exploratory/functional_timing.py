@@ -14,8 +14,8 @@ fixed set of labelled evaluation words by its margins m = y f (label times outpu
 
 Two readings of the time at which a group learns:
 
-* **knockout** (:func:`knockout_scores`): the final model with one group reset to its value at step t,
-  scored S_G(t). At t = T it is the final model; at t = 0 the final model with the group at its initial
+* **knockout** (:func:`knockout_scores`, :prf:ref:`def-functional-half-time`): the final model with one group
+  reset to its value at step t, scored S_G(t). At t = T it is the final model; at t = 0 the final model with the group at its initial
   value. The group's **progress** is P_G(t) = (S_G(0) - S_G(t)) / (S_G(0) - S_G(T)), the share of what the
   group contributes to the final model that it had learnt by step t;
 * **path attribution** (:func:`path_attribution`): each interval's change of score along the run,
