@@ -649,6 +649,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "    bound_upper = -bound_ball.upper()",
         ("tests/test_certified.py::test_several_b_certificate_and_the_old_form", "tests/test_certified.py"),
         ("generalisations",),
+    ),
     # the functional timing of the parameter groups (the lag chapter)
     M(
         "calibrated-loss-at-temperature-1",

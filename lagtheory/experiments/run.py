@@ -29,13 +29,6 @@ ignores (:mod:`lagtheory.experiments.paths`). The command never writes over an e
 before any work unless ``--overwrite`` is given, so a trial run cannot replace the book's committed record
 (to replace it on purpose, pass its path to ``--output`` with ``--overwrite``).
 
-The command::
-
-    python -m lagtheory.experiments.run lag pilot|design|run|analyse [--output PATH] [--record PATH]
-
-is the registered lag study's (:func:`lagtheory.experiments.confirmatory.lag_study.main`, which takes the rest
-of the command line).
-
 ``--device cuda`` trains on the workers' GPU (:func:`lagtheory.experiments.engine.cells.run_rows`); on a machine
 without one the command refuses. ``--seeds``, ``--tasks``, ``--steps`` (and for the confirmatory study
 ``--optimisers``, ``--levels``) run part of a study or stage, or all of it with another step budget T: a trial,
@@ -51,6 +44,9 @@ The other subcommands (:mod:`lagtheory.experiments.subcommands`)::
     python -m lagtheory.experiments.run transformer-replication --part design|run|analyse
         [--output PATH] [--overwrite] [--workers N] [--quiet] [--record PATH]
     python -m lagtheory.experiments.run zero-readout [--output PATH] [--overwrite]
+    python -m lagtheory.experiments.run lag-study --part pilot|design|run|analyse [--output PATH] [--overwrite]
+        [--record PATH]
+    python -m lagtheory.experiments.run transformer-groups [--seeds N] [--output PATH] [--overwrite]
     python -m lagtheory.experiments.run lag-timing [--output PATH] [--overwrite] [--design PATH]
     python -m lagtheory.experiments.run sensitivity|successor [--output PATH] [--overwrite]
     python -m lagtheory.experiments.run confirmatory-analysis --record GRID [BEST] [--output PATH] [--overwrite]
@@ -59,7 +55,9 @@ The other subcommands (:mod:`lagtheory.experiments.subcommands`)::
 run the transformer's pilot (:mod:`lagtheory.experiments.exploratory.transformer_pilot`), registered study
 (:mod:`lagtheory.experiments.confirmatory.transformer`), its registered replication
 (:mod:`lagtheory.experiments.confirmatory.transformer_replication`) and zero-readout pilot
-(:mod:`lagtheory.experiments.exploratory.zero_readout`), the lag timing
+(:mod:`lagtheory.experiments.exploratory.zero_readout`), the registered lag study
+(:mod:`lagtheory.experiments.confirmatory.lag_study`) and which group of the transformer carries the decision
+(:mod:`lagtheory.experiments.exploratory.transformer_groups`), the lag timing
 (:mod:`lagtheory.experiments.exploratory.lag_timing`), outcome (c)'s Monte Carlo error
 (:mod:`lagtheory.experiments.confirmatory.sensitivity`), the successor to the predictor
 (:mod:`lagtheory.experiments.confirmatory.stability`), the confirmatory analysis of two stage records, and the
@@ -84,7 +82,6 @@ import torch
 
 from lagtheory.training import OPTIMISERS
 
-from .confirmatory import lag_study
 from .confirmatory.registration import page_hash, stored_hash
 from .confirmatory.stages import STAGES, TRIAL_OPTIONS, check_tuning, plan, run_stage
 from .engine.cells import check_device
@@ -99,8 +96,6 @@ from .subcommands import SUBCOMMANDS
 
 CONFIRMATORY = "confirmatory"
 """The name the command gives the registered confirmatory study."""
-LAG = "lag"
-"""The name the command gives the registered lag study (its own options: its module's command line)."""
 MIN_STEPS = 4
 """The shortest step budget T of a trial, so that every warm-up is at least one step (lag's T/8 in tuning)."""
 STUDY_OPTIONS = frozenset({"output", "overwrite", "scheduler", "workers", "device", "quiet", "seeds", "tasks", "steps"})
@@ -115,6 +110,7 @@ ALIASES: dict[str, tuple[str, bool]] = {
     "lagtheory.experiments.predictor.transformer": ("predictor-transformer", False),
     "lagtheory.experiments.confirmatory.records": ("confirmatory-records", False),
     "lagtheory.experiments.confirmatory.transformer_replication": ("transformer-replication", True),
+    "lagtheory.experiments.confirmatory.lag_study": ("lag-study", True),
 }
 """The module commands the book quotes (the registered transformer section, the registration page's dated
 entries, the confirmatory chapter), each kept as an alias of a subcommand: module -> (subcommand, whether the
@@ -374,8 +370,6 @@ def main(arguments: list[str] | None = None) -> Path | None:
         hash (confirmatory).
     """
     given = list(sys.argv[1:] if arguments is None else arguments)
-    if given[:1] == [LAG]:
-        return lag_study.main(given[1:])
     parse = parser()
     args = parse.parse_args(given)
     check(args, parse)

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .confirmatory import analysis, answer, records, sensitivity, stability, transformer_replication
+from .confirmatory import analysis, answer, lag_study, records, sensitivity, stability, transformer_replication
 from .confirmatory.transformer_analysis import analyse_record
 from .confirmatory.transformer_design import write_design
 from .confirmatory.transformer_runs import OUTPUT_FOLDER as TRANSFORMER_RUNS
 from .confirmatory.transformer_runs import STUDY_FOLDER, run_registered
-from .exploratory import lag_timing, reanalysis, transformer_pilot, zero_readout
+from .exploratory import lag_timing, reanalysis, transformer_groups, transformer_pilot, zero_readout
 from .paths import CONFIRMATORY_RUNS, PREDICTOR_SUCCESSOR, RUNS, TRANSFORMER_DESIGN, WINDOW_SENSITIVITY
 from .predictor import evaluation
 from .predictor import transformer as predictor_transformer
@@ -100,6 +100,14 @@ def _replication(args: argparse.Namespace, output: Path | None, command: str) ->
     )
 
 
+def _lag_study(args: argparse.Namespace, output: Path | None, command: str) -> Path:
+    assert output is not None
+    return lag_study.write_part(args.part, output, args.record[0] if args.record else None)
+
+
+LAG_STUDY_PARTS = ("pilot", "design", "run", "analyse")
+"""The parts of the registered lag study's command: its exploratory pilot, its design, its run, its analysis."""
+
 REGISTERED_PARTS = ("design", "run", "analyse")
 """The parts of the registered transformer study's command: derive its design, run it, analyse its record."""
 _REGISTERED_OUTPUTS = {"design": "design.json", "run": "study.json.gz", "analyse": "analysis.json"}
@@ -129,6 +137,17 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         lambda args, output, command: zero_readout.write_record(output),
         frozenset({"output", "overwrite"}),
         output=lambda args: RUNS / "transformer_zero_readout.json",
+    ),
+    "lag-study": Subcommand(
+        _lag_study,
+        frozenset({"part", "output", "overwrite", "record"}),
+        parts=LAG_STUDY_PARTS,
+        output=lambda args: RUNS / "lag_study" / f"{args.part}.json",
+    ),
+    "transformer-groups": Subcommand(
+        lambda args, output, command: transformer_groups.write_record(output, args.seeds),
+        frozenset({"output", "overwrite", "seeds"}),
+        output=lambda args: RUNS / "transformer_groups.json",
     ),
     "lag-timing": Subcommand(
         _lag_timing, frozenset({"output", "overwrite", "design"}), output=lambda args: RUNS / "lag_timing.json"

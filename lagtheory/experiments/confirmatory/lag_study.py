@@ -23,7 +23,7 @@ The command::
 
     python -m lagtheory.experiments.confirmatory.lag_study pilot|design|run|analyse [--output PATH]
 
-(also ``python -m lagtheory.experiments.run lag pilot|design|run|analyse``) runs the exploratory pilot on its
+(also ``python -m lagtheory.experiments.run lag-study --part pilot|design|run|analyse``) runs the exploratory pilot on its
 own seeds (:data:`PILOT_SEEDS`), writes the design from the pilot's planning effects (:func:`derive_design`,
 from ``--record``, default the committed pilot), runs the registered seeds of the design, or analyses a record
 (``--record``, default the committed study's). It writes ``--output``, by default ``runs/lag_study/<what>.json``
@@ -33,7 +33,6 @@ from ``--record``, default the committed pilot), runs the registered seeds of th
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
@@ -52,7 +51,7 @@ from ..exploratory import functional_timing as F
 from ..exploratory.records import config_from_dict, config_to_dict, versions
 from ..exploratory.studies import LANGUAGE_SETTING
 from ..parameters import fill_doc
-from ..paths import LAG_DESIGN, LAG_RECORDS, REGISTRATION_LAG_HASH, REGISTRATION_PAGE, RUNS
+from ..paths import LAG_DESIGN, LAG_RECORDS, REGISTRATION_LAG_HASH, REGISTRATION_PAGE
 from ..statistics.paired import bootstrap_interval, holm, mcnemar_exact
 from ..statistics.power import mcnemar_power, smallest_n
 from ..tasks.languages.catalogue import TASKS
@@ -366,45 +365,47 @@ def load_design(path: str | Path = LAG_DESIGN, page: str | Path = REGISTRATION_P
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-@fill_doc
-def main(arguments: list[str] | None = None) -> Path:
-    """The command of the module docstring; returns the path written.
+def write_part(part: str, output: Path, record: Path | None = None) -> Path:
+    """The lag study's part of the one command (``python -m lagtheory.experiments.run lag-study --part
+    pilot|design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.lag_study
+    pilot|design|run|analyse``, which the registered section quotes): ``pilot`` runs the exploratory pilot,
+    ``design`` derives the design from the pilot's record, ``run`` runs the registered study, ``analyse`` analyses
+    its record.
 
     Parameters
     ----------
-    %(arguments)s
+    part : str
+        ``"pilot"``, ``"design"``, ``"run"`` or ``"analyse"``.
+    output : pathlib.Path
+        The file to write (its folder exists).
+    record : pathlib.Path, optional
+        ``design``: the pilot's record; ``analyse``: the study's record (default: the committed ones).
 
     Returns
     -------
     pathlib.Path
-        The file written.
+        ``output``.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("what", choices=("pilot", "design", "run", "analyse"))
-    parse.add_argument("--output", type=Path, default=None, help="default runs/lag_study/<what>.json (ignored by git)")
-    parse.add_argument("--record", type=Path, default=None, help="design: the pilot; analyse: the study's record")
-    args = parse.parse_args(arguments)
     torch.set_num_threads(1)
-    output = args.output or RUNS / "lag_study" / f"{args.what}.json"
-    if args.what == "pilot":
-        record = {**measure(LANGUAGES, LANGUAGE_TRAINING, PILOT_SEEDS), "exploratory": True}
-    elif args.what == "design":
-        pilot = json.loads((args.record or LAG_RECORDS / "pilot.json").read_text(encoding="utf-8"))
-        output.parent.mkdir(parents=True, exist_ok=True)
+    if part == "pilot":
+        found = {**measure(LANGUAGES, LANGUAGE_TRAINING, PILOT_SEEDS), "exploratory": True}
+    elif part == "design":
+        pilot = json.loads((record or LAG_RECORDS / "pilot.json").read_text(encoding="utf-8"))
         output.write_text(design_text(derive_design(pilot)), encoding="utf-8")
         return output
-    elif args.what == "run":
+    elif part == "run":
         design = load_design()
         config = config_from_dict(TrainingConfig, design["training"])
-        record = measure(design["languages"], config, design["seeds"])
-        record["registration"] = Path(REGISTRATION_LAG_HASH).read_text(encoding="utf-8").strip()
+        found = measure(design["languages"], config, design["seeds"])
+        found["registration"] = Path(REGISTRATION_LAG_HASH).read_text(encoding="utf-8").strip()
     else:
-        study = json.loads((args.record or LAG_RECORDS / "study.json").read_text(encoding="utf-8"))
-        record = {**analyse(study), **{key: study[key] for key in ("registration",) if key in study}}
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
+        study = json.loads((record or LAG_RECORDS / "study.json").read_text(encoding="utf-8"))
+        found = {**analyse(study), **{key: study[key] for key in ("registration",) if key in study}}
+    output.write_text(json.dumps(found, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
     return output
 
 
 if __name__ == "__main__":
-    main()
+    from lagtheory.experiments.run import alias
+
+    alias("lagtheory.experiments.confirmatory.lag_study")

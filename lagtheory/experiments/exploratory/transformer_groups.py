@@ -18,7 +18,6 @@ The command ``python -m lagtheory.experiments.exploratory.transformer_groups [--
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -169,40 +168,34 @@ def measure(design: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
     return found
 
 
-@fill_doc
-def main(arguments: list[str] | None = None) -> Path:
-    """Measure (module docstring) and write the record; returns its path.
+def write_record(output: Path, seeds: int | None = None) -> Path:
+    """Measure (module docstring) and write the record (``python -m lagtheory.experiments.run transformer-groups
+    [--seeds N] [--output PATH]``).
 
     Parameters
     ----------
-    %(arguments)s
+    output : pathlib.Path
+        The record to write (its folder exists).
+    seeds : int, optional
+        The first N seeds of :data:`SEEDS` only (a trial; default all).
 
     Returns
     -------
     pathlib.Path
-        The record written.
+        ``output``.
     """
-    parse = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parse.add_argument("--output", type=Path, default=Path("runs") / "transformer_groups.json")
-    parse.add_argument("--seeds", type=int, default=len(SEEDS), help="the first N seeds of SEEDS (a trial)")
-    args = parse.parse_args(arguments)
     torch.set_num_threads(1)
     design = json.loads(TRANSFORMER_DESIGN.read_text(encoding="utf-8"))
-    seeds = SEEDS[: args.seeds]
+    chosen = SEEDS[: len(SEEDS) if seeds is None else seeds]
     wall, cpu = time.perf_counter(), time.process_time()
     record = {
         "format": "lagtheory-transformer-groups-1",
         "exploratory": True,
-        "seeds": list(seeds),
+        "seeds": list(chosen),
         "evaluation": {"seed": F.EVALUATION_SEED, "words": EVALUATION_WORDS, "stride": STRIDE},
         "versions": versions(),
-        "languages": measure(design, seeds),
+        "languages": measure(design, chosen),
     }
     record["seconds"], record["cpu_seconds"] = time.perf_counter() - wall, time.process_time() - cpu
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
-    return args.output
-
-
-if __name__ == "__main__":
-    main()
+    output.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n")
+    return output
