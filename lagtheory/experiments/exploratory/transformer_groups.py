@@ -12,7 +12,7 @@ from the knockout every :data:`STRIDE` steps.
 The models are scored on :data:`EVALUATION_WORDS` words drawn as the training words are, from
 :data:`~lagtheory.experiments.exploratory.functional_timing.EVALUATION_SEED`.
 
-The command ``python -m lagtheory.experiments.exploratory.transformer_groups [--output PATH]`` writes the record
+The command ``python -m lagtheory.experiments.run transformer-groups [--output PATH]`` writes the record
 (default ``runs/transformer_groups.json``; the committed copy is ``book/data/transformer_groups.json``).
 """
 
