@@ -86,7 +86,7 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     ),
     "compared_language": (
         "language : str",
-        "A compared language of the design.",
+        "A compared language.",
     ),
     "comparison": (
         "comparison : Comparison",
@@ -175,6 +175,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "features": (
         'features : {"tokens", "bigram", "cyclic-bigram"}',
         "The feature kind.",
+    ),
+    "file_output": (
+        "output : pathlib.Path",
+        "The file to write (its folder exists).",
     ),
     "folder": (
         "folder : pathlib.Path, optional",
@@ -335,6 +339,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "record": (
         "record : mapping",
         "A study record (:mod:`lagtheory.experiments.exploratory.records`).",
+    ),
+    "record_output": (
+        "output : pathlib.Path",
+        "The record to write (its folder exists).",
     ),
     "record_task": (
         "task : str",

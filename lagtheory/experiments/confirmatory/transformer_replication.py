@@ -402,6 +402,7 @@ def run_replication(workers: int, output: Path, quiet: bool = False) -> Path:
     return output
 
 
+@fill_doc
 def write_part(part: str, output: Path, record: Path | None = None, workers: int = 2, quiet: bool = False) -> Path:
     """The replication's part of the one command (``python -m lagtheory.experiments.run transformer-replication
     --part design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.transformer_replication
@@ -412,8 +413,7 @@ def write_part(part: str, output: Path, record: Path | None = None, workers: int
     ----------
     part : str
         ``"design"``, ``"run"`` or ``"analyse"``.
-    output : pathlib.Path
-        The file to write (its folder exists).
+    %(file_output)s
     record : pathlib.Path, optional
         ``analyse``: the replication's record (default ``<the replication's folder>/replication.json.gz``).
     workers : int, optional

@@ -101,6 +101,7 @@ def transformer_margins(task: TransformerLanguageRuns) -> F.Margins:
     return margins_of
 
 
+@fill_doc
 def rates_of(design: Mapping[str, Any], language: str) -> tuple[float, float]:
     """The registered study's tuned joint step size of ``language`` and a tenth of it.
 
@@ -108,8 +109,7 @@ def rates_of(design: Mapping[str, Any], language: str) -> tuple[float, float]:
     ----------
     design : mapping
         The registered transformer study's design (its tuned rates).
-    language : str
-        A compared language.
+    %(compared_language)s
 
     Returns
     -------
@@ -168,14 +168,14 @@ def measure(design: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
     return found
 
 
+@fill_doc
 def write_record(output: Path, seeds: int | None = None) -> Path:
     """Measure (module docstring) and write the record (``python -m lagtheory.experiments.run transformer-groups
     [--seeds N] [--output PATH]``).
 
     Parameters
     ----------
-    output : pathlib.Path
-        The record to write (its folder exists).
+    %(record_output)s
     seeds : int, optional
         The first N seeds of :data:`SEEDS` only (a trial; default all).
 

@@ -85,8 +85,7 @@ def task_and_rows(
     Parameters
     ----------
     %(transformer_design)s
-    language : str
-        A compared language.
+    %(compared_language)s
     initialisation : str
         One of :data:`INITIALISATIONS`.
 
@@ -215,14 +214,14 @@ def summary(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+@fill_doc
 def write_record(output: Path) -> Path:
     """The pilot's command (``python -m lagtheory.experiments.run zero-readout [--output PATH]``): run it and
     write its record.
 
     Parameters
     ----------
-    output : pathlib.Path
-        The record to write (its folder exists).
+    %(record_output)s
 
     Returns
     -------
