@@ -16,7 +16,8 @@ no claim link to a hidden target, and no page wider than a phone's screen (see
 table that a cell generates shows, cell by cell, the text the cell gave it (a
 ``*`` in a name read as emphasis would drop it). The verdict page answers its
 question before any table, and its tables keep their key columns on a phone's
-screen. No page has near-invisible text in the theme's light or dark mode (the claim map is
+screen; the introduction opens with the same answer; the verdict page is at most 15
+screens long at 1400 px. No page has near-invisible text in the theme's light or dark mode (the claim map is
 also looked at in both modes at 390 px, and shot), figure captions take the body text's
 colour, and every figure's smallest text shows at least 6 px at 1400 px and at 390 px. Every figure a cell draws opens at full size on a click. A screenshot of every page (1400 px and 390 px wide, full height) is saved
 under ``_build/screenshots/`` so a change in the look can be seen, with
@@ -212,6 +213,29 @@ def test_verdict_answers_first_and_fits_a_phone(driver):
     driver.set_window_size(*browser_check.WINDOW)
     assert problems == [], problems
     assert off == [], f"key columns off a {browser_check.PHONE[0]} px screen: {off}"
+
+
+def test_intro_answers_first(driver):
+    """The introduction opens with the same plain answer as the verdict (div.lag-answer), wholly within the first
+    screen at 1400 px and at 390 px, before any figure or table."""
+    page = _site() / "book" / "intro.html"
+    problems = []
+    for size in (browser_check.WINDOW, browser_check.PHONE):
+        problems += answer_block_problems(driver, page, size)
+    driver.set_window_size(*browser_check.WINDOW)
+    assert problems == [], problems
+
+
+MAX_VERDICT_SCREENS = 15
+
+
+def test_verdict_is_at_most_15_screens(driver):
+    """The verdict page (the answer, the figures per outcome, the step size, H5, the sensitivity; its exploratory
+    history is a page of its own) is at most 15 screens long at 1400 px (it was 34.3)."""
+    driver.set_window_size(*browser_check.WINDOW)
+    browser_check._load(driver, _site() / "book" / "verdict.html")
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    assert height <= MAX_VERDICT_SCREENS * SCREEN, f"verdict.html is {height} px, {height / SCREEN:.1f} screens"
 
 
 CLAIM_ROW_LINES = (

@@ -16,6 +16,10 @@ from typing import Any, TypeVar
 Documented = TypeVar("Documented", bound=Callable[..., Any])
 
 PARAMETERS: Mapping[str, tuple[str, str]] = {
+    "accounting": (
+        "accounting : str, optional",
+        '"total" (default) or "joint".',
+    ),
     "alpha": (
         "alpha : float",
         "The level, in (0, 1).",
@@ -91,6 +95,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "comparison": (
         "comparison : Comparison",
         "An adjusted comparison of a schedule against joint.",
+    ),
+    "confirmatory_analysis": (
+        "analysis : mapping",
+        "``book/data/confirmatory/analysis.json``.",
     ),
     "config": (
         "config : TrainingConfig",
@@ -419,6 +427,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "steps": (
         "steps : int",
         "The number of steps.",
+    ),
+    "step_outcome": (
+        "outcome : str",
+        "A key of :data:`~lagtheory.experiments.confirmatory.step_size.OUTCOMES`.",
     ),
     "stream_labels": (
         "labels : torch.Tensor",

@@ -90,7 +90,7 @@ def _records(args: argparse.Namespace, output: Path | None, command: str) -> Non
 
 
 def _answer(args: argparse.Namespace, output: Path | None, command: str) -> None:
-    print(answer.readme_paragraph(answer.answer()))
+    print(answer.readme_paragraph(answer.plain_answer()))
 
 
 def _replication(args: argparse.Namespace, output: Path | None, command: str) -> Path:

@@ -1,10 +1,25 @@
-"""The book's one answer to "does lag help?", in sentences computed from the committed confirmatory records.
+"""The book's answer, in sentences computed from the committed records: first the plain answer, one sentence
+per question a reader brings, then the registered study's counts.
 
-The verdict chapter glues these sentences into its first screen, the introduction's claims table glues the
-short form from the verdict, and the README's opening carries the same sentences as text;
-``tests/test_one_answer.py`` fails when any of the three says something else. Every number is counted from
-``book/data/confirmatory/analysis.json`` (the registered verdicts) and ``predictor.json`` (the validation
-cells' registered labels); no sentence says more than those verdicts:
+**The plain answer** (:data:`PLAIN_KEYS`; :func:`plain_answer`), which the README, the introduction and the
+verdict chapter open with (``tests/test_one_answer.py`` fails when any of the three says something else):
+
+* ``lag``: does attention lag the output layer in joint training? :func:`lag_sentence`, from
+  ``book/data/lag_timing.json`` (an exploratory measurement, said so; its two readings of the readout's
+  progress are reported both);
+* ``help``: does making it lag help, where and by how much? :func:`help_sentence`, from the one-layer
+  registered study (``book/data/confirmatory/analysis.json``), scoped to its cells;
+* ``transformer``: on a standard transformer? :func:`transformer_sentence`, from the registered transformer
+  study (``book/data/transformer_study/analysis.json``), scoped to that model and configuration;
+* ``unknown``: what is not known. :func:`unknown_sentence`.
+
+Each has its own function so that a newer record (a registered lag study, the transformer study's power
+against the effect observed) replaces one sentence without touching the others. :func:`verdict_table` counts
+the registered verdicts per outcome and task family.
+
+**The registered study's counts** (:data:`KEYS`; :func:`sentences`), which the verdict chapter gives after the
+plain answer, from ``analysis.json`` (the registered verdicts) and ``predictor.json`` (the validation cells'
+registered labels); no sentence says more than those verdicts:
 
 * ``helps``: the failure (a) and recognition (a') verdicts at the shared calibrated rate and equal total steps
   (the registered shared-rate comparison);
@@ -18,8 +33,8 @@ cells' registered labels); no sentence says more than those verdicts:
   own best configuration (best-vs-best, equal total steps);
 * ``short``: the one clause of the introduction's claims table.
 
-``python -m lagtheory.experiments.run answer`` prints the README's opening paragraph
-(:func:`readme_paragraph`).
+``python -m lagtheory.experiments.run answer`` prints the README's opening paragraph, the plain
+answer (:func:`readme_paragraph`).
 """
 
 from __future__ import annotations
@@ -27,9 +42,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from statistics import median
 from typing import Any
 
-from ..paths import CONFIRMATORY_RECORDS
+from ..parameters import fill_doc
+from ..paths import BOOK_DATA, CONFIRMATORY_RECORDS
 from .design import regime_of
 from .predictor_breakdown import family_of
 from .registration import CONFIRMATORY_LEVELS
@@ -41,13 +58,27 @@ SHARED = "shared total"
 BEST = "best total"
 """The variant of best-vs-best tuning under equal total steps."""
 KEYS = ("helps", "not", "loss", "scope", "step")
-"""The sentences of the answer block, in order."""
+"""The sentences of the registered study's counts, in order."""
+PLAIN_KEYS = ("lag", "help", "transformer", "unknown")
+"""The sentences of the plain answer, in order: one per question."""
+CEILING = 0.95
+"""A language is at a ceiling when joint training recognises it on at least this share of the seeds."""
+FAMILIES = ("languages", "regression", "in-context regression")
+"""The one-layer study's task families, in the order of the verdict table."""
+OUTCOME_NAMES = {
+    "failure": "failure (a)",
+    "recognition": "recognition (a')",
+    "conditional": "loss when both succeed (b)",
+    "window": "step-size window (c)",
+}
+"""How the verdict table names the one-layer study's outcomes."""
 GROUP_NAMES = {
     "languages": "on the languages",
     "regression": "in regression",
     "in-context regression": "in in-context regression",
     "LP-FT": "with the attention preset, LP-FT",
 }
+PLAIN_GROUP_NAMES = {**GROUP_NAMES, "LP-FT": "with LP-FT"}
 """How a group is named in a sentence (a regime otherwise "at the <regime>")."""
 
 
@@ -150,6 +181,275 @@ def sentences(analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> dict
     return out
 
 
+def _side(summary: Mapping[str, Any]) -> str:
+    """Where a lag-timing summary's 95% interval of attention's half-time minus the readout's lies."""
+    interval = summary["interval"]
+    if interval is not None and interval[0] > 0:
+        return "later"
+    if interval is not None and interval[1] < 0:
+        return "earlier"
+    return "neither"
+
+
+def _of(count: int, total: int) -> str:
+    return f"all {total}" if count == total else f"none of {total}" if count == 0 else f"{count} of {total}"
+
+
+def lag_sentence(timing: Mapping[str, Any]) -> str:
+    """The plain answer to "does attention lag the output layer in joint training?".
+
+    Parameters
+    ----------
+    timing : mapping
+        ``book/data/lag_timing.json``: per model and language the ``summary`` (attention's half-time against
+        the readout's direction) and ``summary_projection`` (against its projection), and ``exploratory``.
+
+    Returns
+    -------
+    str
+        One sentence: on how many languages of each model attention's half-time is later than the readout's
+        (its 95% interval above 0) by each reading, and whether the two readings agree.
+    """
+    names = {"one-layer": "the one-layer model", "transformer": "the transformer"}
+    parts = {}
+    for reading in ("summary", "summary_projection"):
+        found = {
+            model: [_side(entry[reading]) for entry in languages.values()]
+            for model, languages in timing["models"].items()
+        }
+        parts[reading] = found
+    direction = " and ".join(
+        f"{_of(found.count('later'), len(found))}{' languages' if i == 0 else ''} of {names.get(model, model)}"
+        for i, (model, found) in enumerate(parts["summary"].items())
+    )
+    later = sum(found.count("later") for found in parts["summary_projection"].values())
+    earlier = sum(found.count("earlier") for found in parts["summary_projection"].values())
+    total = sum(map(len, parts["summary_projection"].values()))
+    agree = all(
+        a == b
+        for model in parts["summary"]
+        for a, b in zip(parts["summary"][model], parts["summary_projection"][model], strict=True)
+    )
+    projection = (
+        f"after its projection on {_of(later, total)}"
+        if later > earlier
+        else f"before its projection on {_of(earlier, total)}"
+    )
+    return (
+        ("Exploratory so far: in" if timing["exploratory"] else "In")
+        + f" joint training the attention learns after the readout's direction settles on {direction}, but "
+        f"{projection}; " + ("the two readings agree." if agree else "the two readings disagree.")
+    )
+
+
+@fill_doc
+def help_sentence(analysis: Mapping[str, Any]) -> str:
+    """The plain answer to "does making it lag help, where and by how much?" (the one-layer registered study).
+
+    Parameters
+    ----------
+    %(confirmatory_analysis)s
+
+    Returns
+    -------
+    str
+        One sentence: the failure verdicts at the shared calibrated rate (how many cells fewer, more), the median
+        difference of the failure rates over the cells where lag fails less often, the readout scale with the
+        largest share of such cells, and the groups where it fails less often in at most :data:`FEW` of the cells.
+    """
+    entries = analysis["outcomes"]["failure"][SHARED]
+    helped = [entry["difference"] for entry in entries.values() if entry["verdict"] == "helps"]
+    hurt = sum(entry["verdict"] == "hurts" for entry in entries.values())
+    scales: dict[float, list[bool]] = {}
+    groups: dict[str, list[bool]] = {}
+    for cell, entry in entries.items():
+        scales.setdefault(regime_of(cell.split("/", 2)[2])[0], []).append(entry["verdict"] == "helps")
+        groups.setdefault(family_of(cell.split("/")[0]), []).append(entry["verdict"] == "helps")
+        groups.setdefault(_regime(cell), []).append(entry["verdict"] == "helps")
+    where = ""
+    if helped:
+        scale = max(scales, key=lambda s: (sum(scales[s]) / len(scales[s]), s))
+        where = f" (by a median {100 * abs(median(helped)):.1f} points, most at readout scale {_number(scale)})"
+    few = [
+        PLAIN_GROUP_NAMES.get(name, f"at the {name}")
+        for name, flags in groups.items()
+        if sum(flags) <= FEW * len(flags)
+    ]
+    return (
+        f"On the one-layer models, lag (the output layer alone for the first quarter of the steps) fails less often "
+        f"than joint training in {len(helped)} of {len(entries)} registered cells chosen where gains were "
+        f"expected{where}, more often {_in(hurt)}" + (f", and hardly ever {' or '.join(few)}." if few else ".")
+    )
+
+
+def transformer_sentence(analysis: Mapping[str, Any]) -> str:
+    """The plain answer to "and on a standard transformer?" (the registered transformer study).
+
+    Parameters
+    ----------
+    analysis : mapping
+        ``book/data/transformer_study/analysis.json``: ``outcomes`` (outcome -> variant -> language -> entry with
+        ``verdict`` and ``joint_rate``) and ``window`` (language -> entry with ``verdict``).
+
+    Returns
+    -------
+    str
+        One sentence: on how many of its languages lag is shown to help (and, where on none, which way its failure
+        rate at the shared step size leans), which are shown equivalent and whether joint training is at a
+        ceiling there (:data:`CEILING`), and how many verdicts and windows are undetermined.
+    """
+    verdicts = {
+        (outcome, variant, language): entry
+        for outcome, variants in analysis["outcomes"].items()
+        for variant, languages in variants.items()
+        for language, entry in languages.items()
+    }
+    languages = sorted({language for *_, language in verdicts})
+    helped = sorted({language for (*_, language), e in verdicts.items() if e["verdict"] == "helps"})
+    hurt = sorted({language for (*_, language), e in verdicts.items() if e["verdict"] == "hurts"})
+    equivalent = sorted(
+        language
+        for language in languages
+        if all(e["verdict"] == "equivalent" for (*_, name), e in verdicts.items() if name == language)
+    )
+    ceiling = [
+        language
+        for language in equivalent
+        if all(
+            e["joint_rate"] >= CEILING
+            for (outcome, _, name), e in verdicts.items()
+            if name == language and outcome == "recognition"
+        )
+    ]
+    undetermined = sum(e["verdict"] == "undetermined" for e in verdicts.values())
+    windows = [entry["verdict"] for entry in analysis["window"].values()]
+    shown = (
+        f"lag is shown to help on {', '.join(helped)}"
+        if helped
+        else f"lag is not shown to help on any of {len(languages)} languages"
+    )
+    shared = analysis["outcomes"]["failure"]["shared"]
+    leaning = [
+        f"{word} on " + ("all" if count == len(shared) > 1 else _of(count, len(shared)))
+        for word, count in (
+            ("lower", sum(e["difference"] < 0 for e in shared.values())),
+            ("higher", sum(e["difference"] > 0 for e in shared.values())),
+        )
+        if count
+    ]
+    if leaning and not helped and not hurt:
+        shown += f" (its failure rate {' and '.join(leaning)}, not significantly)"
+    equal = ""
+    if equivalent:
+        equal = f"; {' and '.join(equivalent)} {'is' if len(equivalent) == 1 else 'are'} equivalent" + (
+            " at a ceiling" if ceiling == equivalent else ""
+        )
+    return (
+        f"On a standard transformer (registered; this configuration only) {shown}"
+        + (f", shown to hurt on {', '.join(hurt)}" if hurt else "")
+        + f"{equal}, and {_of(undetermined, len(verdicts))} verdicts and {_of(windows.count('undetermined'), len(windows))} "
+        f"windows are undetermined."
+    )
+
+
+def unknown_sentence(timing: Mapping[str, Any], analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> str:
+    """The plain answer to "what is not known?".
+
+    Parameters
+    ----------
+    timing : mapping
+        ``book/data/lag_timing.json`` (its ``exploratory`` flag).
+    analysis : mapping
+        ``book/data/confirmatory/analysis.json`` (which way the failure verdicts lean).
+    predictor : mapping
+        ``book/data/confirmatory/predictor.json`` (its ``outcome``: ``beats_baseline``).
+
+    Returns
+    -------
+    str
+        One sentence naming what the records leave open.
+    """
+    failure = _verdicts(analysis, "failure", SHARED)
+    way = "helps" if _count(failure, "helps") >= _count(failure, "hurts") else "hurts"
+    open_ = []
+    if timing["exploratory"]:
+        open_.append("whether the lag holds in a registered test")
+    if not predictor["outcome"]["beats_baseline"]:
+        open_.append(f"why lag {way} (its registered predictor does not beat the design alone)")
+    open_.append(f"whether it {way} elsewhere")
+    return "Not known: " + ", ".join(open_[:-1]) + (", and " if open_[:-1] else "") + open_[-1] + "."
+
+
+def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
+    """The plain answer's sentences (:data:`PLAIN_KEYS`) from the committed records under ``data``.
+
+    Parameters
+    ----------
+    data : pathlib.Path, optional
+        The records' folder (default ``book/data``): ``lag_timing.json``, ``confirmatory/analysis.json``,
+        ``confirmatory/predictor.json``, ``transformer_study/analysis.json``.
+
+    Returns
+    -------
+    dict of str to str
+        The sentences by key.
+    """
+    timing = json.loads((data / "lag_timing.json").read_text())
+    analysis = json.loads((data / "confirmatory" / "analysis.json").read_text())
+    predictor = json.loads((data / "confirmatory" / "predictor.json").read_text())
+    transformer = json.loads((data / "transformer_study" / "analysis.json").read_text())
+    return {
+        "lag": lag_sentence(timing),
+        "help": help_sentence(analysis),
+        "transformer": transformer_sentence(transformer),
+        "unknown": unknown_sentence(timing, analysis, predictor),
+    }
+
+
+def _counts(verdicts: list[str]) -> str:
+    return " / ".join(str(verdicts.count(v)) for v in ("helps", "hurts", "equivalent", "undetermined"))
+
+
+@fill_doc
+def verdict_table(analysis: Mapping[str, Any], transformer: Mapping[str, Any]) -> list[str]:
+    """The registered verdicts per outcome and task family, as Markdown table lines: for each outcome of the
+    one-layer study (shared calibrated rate, equal total steps) and of the transformer study (shared rate),
+    the counts helps / hurts / equivalent / undetermined (a window without a verdict of these counts in none).
+
+    Parameters
+    ----------
+    %(confirmatory_analysis)s
+    transformer : mapping
+        ``book/data/transformer_study/analysis.json``.
+
+    Returns
+    -------
+    list of str
+        The table's lines, header first.
+    """
+    lines = [
+        "| outcome | "
+        + " | ".join(f"one-layer: {f}" if i == 0 else f for i, f in enumerate(FAMILIES))
+        + " | transformer: languages |",
+        "|---|" + "---|" * (len(FAMILIES) + 1),
+    ]
+    for outcome, name in OUTCOME_NAMES.items():
+        entries = analysis["window"]["total"] if outcome == "window" else analysis["outcomes"][outcome][SHARED]
+        row = []
+        for family in FAMILIES:
+            found = [e["verdict"] for cell, e in entries.items() if family_of(cell.split("/")[0]) == family]
+            row.append(f"{_counts(found)} of {len(found)}" if found else "not run")
+        if outcome == "window":
+            found = [e["verdict"] for e in transformer["window"].values()]
+        elif outcome in transformer["outcomes"]:
+            found = [e["verdict"] for e in transformer["outcomes"][outcome]["shared"].values()]
+        else:
+            found = []
+        row.append(f"{_counts(found)} of {len(found)}" if found else "not run")
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    return lines
+
+
 def answer(folder: Path = CONFIRMATORY_RECORDS) -> dict[str, str]:
     """:func:`sentences` of the committed records in ``folder``.
 
@@ -169,16 +469,16 @@ def answer(folder: Path = CONFIRMATORY_RECORDS) -> dict[str, str]:
 
 
 def readme_paragraph(found: Mapping[str, str]) -> str:
-    """The answer as the README's second paragraph: the sentences of :data:`KEYS` in order.
+    """The plain answer as the README's second paragraph: the sentences of :data:`PLAIN_KEYS` in order.
 
     Parameters
     ----------
     found : mapping of str to str
-        :func:`sentences`' result.
+        :func:`plain_answer`'s result.
 
     Returns
     -------
     str
         One paragraph.
     """
-    return " ".join(found[key] for key in KEYS)
+    return " ".join(found[key] for key in PLAIN_KEYS)

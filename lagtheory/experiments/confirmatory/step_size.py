@@ -1,5 +1,5 @@
 """The step size, shown: failure and exact recognition against the base rate, for joint and lag, per task and
-optimiser, from the confirmatory grid record.
+optimiser, from the confirmatory grid record, and the sentences that state the pattern.
 
 The grid stage ran every confirmatory cell at every base rate of the registered grid, joint and lag (warm-up a
 quarter of the budget), on the 100 confirmatory seeds. :func:`step_size_curves` pools the six registered
@@ -15,6 +15,15 @@ and marks each regime's shared calibrated rate (the rate of the registered share
 schedule's best rate from the best record (tuned on the exploratory seeds by the registered rule; lag's best
 may use a warm-up other than a quarter, which the grid's curves do not show). Exploratory description of
 registered data: no test here is registered, and no verdict is drawn from it.
+
+The pattern is counted, not described by hand: a point (a rate of one panel, or of one cell) counts when the
+paired 95% interval excludes 0. :func:`pooled_pattern` counts the panels' points below all of a panel's
+calibrated rates, within their range and above them; :func:`cell_pattern` counts every cell's points against
+the cell's own calibrated rate (below, at, above); :func:`calibrated_differences` pools, per optimiser and
+regime, the tasks' cells each at its own calibrated rate. :func:`pattern_sentences` writes the verdict's
+step-size sentences from these counts alone (both halves, failure and recognition, pooled and per cell; the
+failures below the calibrated rates again with the warm-up added on top, equal joint-phase steps; the regimes
+where lag recognises less often at the calibrated rate itself).
 """
 
 from __future__ import annotations
@@ -29,11 +38,16 @@ from numpy.typing import ArrayLike
 from ..parameters import fill_doc
 from .analysis import _run_key
 from .design import GRID_WARM_FRACTION
+from .registration import CONFIRMATORY_LEVELS
 
 INTERVAL_RESAMPLES = 4000
 """Bootstrap resamples of the seeds for the paired intervals."""
 OUTCOMES = {"failure": "failed", "recognition": "recognised"}
 """The outcomes drawn and the per-seed flag each reads."""
+SIDES = ("lower", "higher", "neither")
+"""Where a point's paired interval of lag - joint lies: below 0 (lag's rate lower), above 0, or across 0."""
+OPTIMISER_NAMES = {"sgd": "SGD", "adam": "Adam"}
+"""How the sentences name the optimisers."""
 
 
 @fill_doc
@@ -88,10 +102,8 @@ def step_size_curves(
         The best stage's record (its ``choices``).
     task : str
         A confirmatory task.
-    optimiser : str
-        "sgd" or "adam".
-    accounting : str, optional
-        "total" (default) or "joint".
+    %(optimiser)s
+    %(accounting)s
 
     Returns
     -------
@@ -136,5 +148,239 @@ def step_size_curves(
     for schedule in ("joint", "lag"):
         out[f"best_{schedule}"] = dict(
             Counter(best["choices"][c][f"{schedule} {accounting}"]["base_rate"] for c in cells)
+        )
+    return out
+
+
+def _side(low: float, high: float) -> str:
+    return SIDES[0] if high < 0 else SIDES[1] if low > 0 else SIDES[2]
+
+
+def _tally(positions: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    return {where: dict.fromkeys(SIDES, 0) for where in positions}
+
+
+@fill_doc
+def pooled_pattern(
+    curves: Mapping[tuple[str, str], Mapping[str, Any]], outcome: str, optimiser: str | None = None
+) -> dict[str, dict[str, int]]:
+    """How many points of the panels lie below all of a panel's calibrated rates, within their range and above
+    them, by where the paired interval of lag - joint lies (:data:`SIDES`).
+
+    Parameters
+    ----------
+    curves : mapping
+        (task, optimiser) -> :func:`step_size_curves`; panels without ``outcome`` are skipped.
+    %(step_outcome)s
+    optimiser : str, optional
+        Only this optimiser's panels (default: all).
+
+    Returns
+    -------
+    dict
+        ``below``, ``within``, ``above`` -> side -> points.
+    """
+    found = _tally(("below", "within", "above"))
+    for (_, panel_optimiser), curve in curves.items():
+        if outcome not in curve or optimiser not in (None, panel_optimiser):
+            continue
+        calibrated = list(curve["calibrated"])
+        for rate, (low, high) in zip(curve["rates"], curve[outcome]["interval"], strict=True):
+            where = "below" if rate < min(calibrated) else "above" if rate > max(calibrated) else "within"
+            found[where][_side(low, high)] += 1
+    return found
+
+
+def _flags(grid: Mapping[str, Any], cell: str, rate: float, outcome: str, accounting: str) -> tuple[list, list]:
+    runs = grid["cells"][cell]["runs"]
+    values = OUTCOMES[outcome]
+    joint = runs[_run_key("joint", rate, None, accounting)]["values"][values]
+    lag = runs[_run_key("lag", rate, GRID_WARM_FRACTION, accounting)]["values"][values]
+    return joint, lag
+
+
+def _cells(grid: Mapping[str, Any], outcome: str, optimiser: str) -> list[str]:
+    """The grid's cells of one optimiser whose runs record the outcome's flag."""
+    return [
+        name
+        for name, cell in grid["cells"].items()
+        if name.split("/")[1] == optimiser and OUTCOMES[outcome] in next(iter(cell["runs"].values()))["values"]
+    ]
+
+
+@fill_doc
+def cell_pattern(
+    grid: Mapping[str, Any], outcome: str, optimiser: str, accounting: str = "total"
+) -> dict[str, dict[str, int]]:
+    """How many (cell, rate) points of one optimiser lie below the cell's own calibrated rate, at it and above
+    it, by where the paired interval of lag - joint over the cell's seeds lies (:data:`SIDES`).
+
+    Parameters
+    ----------
+    %(grid)s
+    %(step_outcome)s
+    %(optimiser)s
+    %(accounting)s
+
+    Returns
+    -------
+    dict
+        ``below``, ``at``, ``above`` -> side -> points.
+    """
+    found = _tally(("below", "at", "above"))
+    for name in _cells(grid, outcome, optimiser):
+        shared = grid["cells"][name]["shared_rate"]
+        for rate in sorted({run["base_rate"] for run in grid["cells"][name]["runs"].values()}):
+            joint, lag = _flags(grid, name, rate, outcome, accounting)
+            _, low, high = paired_interval([joint], [lag])
+            where = "at" if np.isclose(rate, shared, rtol=1e-9, atol=0.0) else "below" if rate < shared else "above"
+            found[where][_side(low, high)] += 1
+    return found
+
+
+@fill_doc
+def calibrated_differences(
+    grid: Mapping[str, Any], outcome: str, accounting: str = "total"
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per optimiser and registered regime: lag - joint pooled over the tasks' cells, each at its own calibrated
+    rate, with the paired 95% interval (:func:`paired_interval`), and how many cells lean each way.
+
+    Parameters
+    ----------
+    %(grid)s
+    %(step_outcome)s
+    %(accounting)s
+
+    Returns
+    -------
+    dict
+        (optimiser, regime name of :data:`CONFIRMATORY_LEVELS`) -> ``difference``, ``interval``, ``cells``,
+        ``lower`` (cells whose own difference is below 0).
+    """
+    found = {}
+    for optimiser in OPTIMISER_NAMES:
+        names = _cells(grid, outcome, optimiser)
+        for regime, level in CONFIRMATORY_LEVELS.items():
+            members = [name for name in names if name.split("/", 2)[2] == level]
+            if not members:
+                continue
+            pairs = [_flags(grid, name, grid["cells"][name]["shared_rate"], outcome, accounting) for name in members]
+            joint, lag = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+            difference, low, high = paired_interval(joint, lag)
+            lower = int(np.sum(lag.mean(axis=1) < joint.mean(axis=1)))
+            found[(optimiser, regime)] = {
+                "difference": difference,
+                "interval": [low, high],
+                "cells": len(members),
+                "lower": lower,
+            }
+    return found
+
+
+def _points(value: float) -> str:
+    """A difference of rates in percentage points, one decimal."""
+    return f"{100 * value:.1f}"
+
+
+def _regime_phrase(regime: str) -> str:
+    return "at the centre" if regime == "centre" else "with LP-FT" if regime == "LP-FT" else f"at {regime}"
+
+
+def pattern_sentences(
+    curves: Mapping[tuple[str, str], Mapping[str, Any]],
+    curves_joint: Mapping[tuple[str, str], Mapping[str, Any]],
+    grid: Mapping[str, Any],
+) -> dict[str, str]:
+    """The step-size section's sentences, every count and direction computed from the curves and the grid.
+
+    Parameters
+    ----------
+    curves, curves_joint : mapping
+        (task, optimiser) -> :func:`step_size_curves` under equal total steps and under equal joint-phase
+        steps.
+    grid : mapping
+        The grid stage's record.
+
+    Returns
+    -------
+    dict of str to str
+        ``failure`` (pooled and per cell, both optimisers), ``steps`` (the failures below the calibrated rates
+        with the warm-up added on top), ``recognition`` (pooled and per cell), ``reversal`` (the regimes where
+        lag recognises less often at the calibrated rate itself).
+    """
+    failure = pooled_pattern(curves, "failure")
+    cells = {o: cell_pattern(grid, "failure", o) for o in OPTIMISER_NAMES}
+    per_cell = "; ".join(
+        f"with {name} less often at {cells[o]['below']['lower']} and more often at {cells[o]['below']['higher']}"
+        for o, name in OPTIMISER_NAMES.items()
+    )
+    panels = sum("failure" in curve for curve in curves.values())
+    out = {
+        "failure": (
+            f"Pooled over the six regimes of each of the {panels} task-optimiser panels, lag fails significantly "
+            f"less often than joint at {failure['below']['lower']} of the {sum(failure['below'].values())} points "
+            f"below all of a panel's calibrated rates and more often at {failure['below']['higher']}; within their "
+            f"range less often at {failure['within']['lower']} of {sum(failure['within'].values())} and more often "
+            f"at {failure['within']['higher']}; above them less often at {failure['above']['lower']} of "
+            f"{sum(failure['above'].values())} and more often at {failure['above']['higher']}. Cell by cell, below "
+            f"the cell's own calibrated rate, {per_cell} (of {sum(cells['sgd']['below'].values())} and "
+            f"{sum(cells['adam']['below'].values())} points)."
+        )
+    }
+    more = failure["below"]["higher"]
+    added = pooled_pattern(curves_joint, "failure")["below"]
+    out["steps"] = (
+        f"With the warm-up added on top of joint's steps instead (equal joint-phase steps, also run in the grid), "
+        f"lag fails more often below the calibrated rates at {added['higher']} points and less often at "
+        f"{added['lower']}: "
+        + (
+            "the excess failures there go with the quarter of the steps that the warm-up takes from lag's joint phase."
+            if added["higher"] < more
+            else "the excess failures there do not go away when lag gets those steps back."
+        )
+    )
+    recognition = pooled_pattern(curves, "recognition")
+    split = {o: pooled_pattern(curves, "recognition", o)["below"] for o in OPTIMISER_NAMES}
+    seen = {o: cell_pattern(grid, "recognition", o)["below"] for o in OPTIMISER_NAMES}
+    below = recognition["below"]
+    out["recognition"] = (
+        f"Recognition gives the other half: below the calibrated rates lag recognises the language significantly "
+        f"more often at {below['higher']} of the {sum(below.values())} pooled points and less often at "
+        f"{below['lower']} ("
+        + ", ".join(f"{name} {split[o]['higher']} and {split[o]['lower']}" for o, name in OPTIMISER_NAMES.items())
+        + "); cell by cell, below the cell's own calibrated rate, "
+        + "; ".join(
+            f"with {name} more often at {seen[o]['higher']} and less often at {seen[o]['lower']}"
+            for o, name in OPTIMISER_NAMES.items()
+        )
+        + f" (of {sum(seen['sgd'].values())} and {sum(seen['adam'].values())} points)."
+    )
+    at = calibrated_differences(grid, "recognition")
+    reversed_ = {key: entry for key, entry in at.items() if entry["difference"] < 0}
+    rest = [entry for key, entry in at.items() if key not in reversed_]
+    if reversed_:
+        by_optimiser: dict[str, list[str]] = {}
+        for o, regime in reversed_:
+            by_optimiser.setdefault(OPTIMISER_NAMES[o], []).append(_regime_phrase(regime))
+        named = "; ".join(f"with {name} {' and '.join(phrases)}" for name, phrases in by_optimiser.items())
+        excluded = sum(e["interval"][1] < 0 for e in reversed_.values())
+        out["reversal"] = (
+            f"At the calibrated rate itself (the rate of the registered comparison), the pooled panels hide a "
+            f"reversal: {named} "
+            f"lag recognises less often than joint over the languages ("
+            + "; ".join(
+                f"by {_points(-e['difference'])} points, 95% interval [{_points(e['interval'][0])}, "
+                f"{_points(e['interval'][1])}], lower in {e['lower']} of {e['cells']} languages"
+                for e in reversed_.values()
+            )
+            + ("; no interval excludes 0" if not excluded else f"; {excluded} of the intervals exclude 0")
+            + "), while in the other "
+            f"{len(rest)} regime-optimiser pairs it recognises more often in {sum(e['difference'] > 0 for e in rest)} "
+            f"and as often in {sum(e['difference'] == 0 for e in rest)}."
+        )
+    else:
+        out["reversal"] = (
+            "At the calibrated rate itself lag recognises at least as often as joint in every regime and optimiser "
+            "(pooled over the languages)."
         )
     return out
