@@ -198,16 +198,17 @@ def exchanged_predictor(predictor: dict) -> dict:
     return out
 
 
-def exchanged_timing(timing: dict) -> dict:
-    """The lag measurement with the attention and the readout exchanged: every paired difference negated."""
-    out = copy.deepcopy(timing)
-    for languages in out["models"].values():
-        for entry in languages.values():
-            for reading in ("summary", "summary_projection"):
-                s = entry[reading]
-                if s["interval"] is not None:
-                    s["interval"] = [-s["interval"][1], -s["interval"][0]]
-                s["lags"], s["leads"] = s["leads"], s["lags"]
+def exchanged_study(study: dict) -> dict:
+    """The registered lag study with the attention and the output layer exchanged: every paired difference
+    negated, the later and earlier counts and verdicts swapped."""
+    out = copy.deepcopy(study)
+    swap = {"later": "earlier", "earlier": "later"}
+    for outcome in out["outcomes"].values():
+        for entry in outcome.values():
+            entry["mean"], entry["median"] = -entry["mean"], -entry["median"]
+            entry["interval"] = [-entry["interval"][1], -entry["interval"][0]]
+            entry["later"], entry["earlier"] = entry["earlier"], entry["later"]
+            entry["verdict"] = swap.get(entry["verdict"], entry["verdict"])
     return out
 
 
@@ -235,7 +236,7 @@ DATA = ROOT / "book" / "data"
 
 def _records() -> dict:
     return {
-        "timing": json.loads((DATA / "lag_timing.json").read_text()),
+        "study": json.loads((DATA / "lag_study" / "analysis.json").read_text()),
         "analysis": json.loads((DATA / "confirmatory" / "analysis.json").read_text()),
         "predictor": json.loads((DATA / "confirmatory" / "predictor.json").read_text()),
         "transformer": json.loads((DATA / "transformer_study" / "analysis.json").read_text()),
@@ -244,17 +245,17 @@ def _records() -> dict:
 
 def _all_sentences(records: dict) -> dict[str, str]:
     found = {f"answer_{k}": v for k, v in A.sentences(records["analysis"], records["predictor"]).items()}
-    found["plain_lag"] = A.lag_sentence(records["timing"])
+    found["plain_lag"] = A.lag_sentence(records["study"])
     found["plain_help"] = A.help_sentence(records["analysis"])
     found["plain_transformer"] = A.transformer_sentence(records["transformer"])
-    found["plain_unknown"] = A.unknown_sentence(records["timing"], records["analysis"], records["predictor"])
+    found["plain_unknown"] = A.unknown_sentence(records["study"], records["analysis"], records["predictor"])
     return found
 
 
 def test_a_record_with_lag_and_joint_exchanged_changes_every_answer_sentence():
     records = _records()
     exchanged = {
-        "timing": exchanged_timing(records["timing"]),
+        "study": exchanged_study(records["study"]),
         "analysis": exchanged_analysis(records["analysis"]),
         "predictor": exchanged_predictor(records["predictor"]),
         "transformer": exchanged_analysis(records["transformer"]),

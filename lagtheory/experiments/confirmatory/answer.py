@@ -4,17 +4,16 @@ per question a reader brings, then the registered study's counts.
 **The plain answer** (:data:`PLAIN_KEYS`; :func:`plain_answer`), which the README, the introduction and the
 verdict chapter open with (``tests/test_one_answer.py`` fails when any of the three says something else):
 
-* ``lag``: does attention lag the output layer in joint training? :func:`lag_sentence`, from
-  ``book/data/lag_timing.json`` (an exploratory measurement, said so; its two readings of the readout's
-  progress are reported both);
+* ``lag``: does attention lag the output layer in joint training? :func:`lag_sentence`, from the registered
+  lag study (``book/data/lag_study/analysis.json``: each group's knockout half-time on the one-layer model);
 * ``help``: does making it lag help, where and by how much? :func:`help_sentence`, from the one-layer
   registered study (``book/data/confirmatory/analysis.json``), scoped to its cells;
 * ``transformer``: on a standard transformer? :func:`transformer_sentence`, from the registered transformer
   study (``book/data/transformer_study/analysis.json``), scoped to that model and configuration;
 * ``unknown``: what is not known. :func:`unknown_sentence`.
 
-Each has its own function so that a newer record (a registered lag study, the transformer study's power
-against the effect observed) replaces one sentence without touching the others. :func:`verdict_table` counts
+Each has its own function so that a newer record (the transformer study's replication, say) replaces one
+sentence without touching the others. :func:`verdict_table` counts
 the registered verdicts per outcome and task family.
 
 **The registered study's counts** (:data:`KEYS`; :func:`sentences`), which the verdict chapter gives after the
@@ -50,6 +49,8 @@ from ..paths import BOOK_DATA, CONFIRMATORY_RECORDS
 from .design import regime_of
 from .predictor_breakdown import family_of
 from .registration import CONFIRMATORY_LEVELS
+from .transformer_design import load_design
+from .transformer_report import observed_power
 
 FEW = 0.1
 """A group of cells counts as one where lag does not help when it fails less often in at most this share."""
@@ -181,65 +182,43 @@ def sentences(analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> dict
     return out
 
 
-def _side(summary: Mapping[str, Any]) -> str:
-    """Where a lag-timing summary's 95% interval of attention's half-time minus the readout's lies."""
-    interval = summary["interval"]
-    if interval is not None and interval[0] > 0:
-        return "later"
-    if interval is not None and interval[1] < 0:
-        return "earlier"
-    return "neither"
-
-
 def _of(count: int, total: int) -> str:
     return f"all {total}" if count == total else f"none of {total}" if count == 0 else f"{count} of {total}"
 
 
-def lag_sentence(timing: Mapping[str, Any]) -> str:
-    """The plain answer to "does attention lag the output layer in joint training?".
+def lag_sentence(study: Mapping[str, Any]) -> str:
+    """The plain answer to "does attention lag the output layer in joint training?" (the registered lag study).
 
     Parameters
     ----------
-    timing : mapping
-        ``book/data/lag_timing.json``: per model and language the ``summary`` (attention's half-time against
-        the readout's direction) and ``summary_projection`` (against its projection), and ``exploratory``.
+    study : mapping
+        ``book/data/lag_study/analysis.json``: ``outcomes.primary``, language -> entry with ``verdict`` (later,
+        earlier or undetermined) and ``mean`` (the attention's knockout half-time minus the output layer's, in
+        steps, over the seeds where both are defined).
 
     Returns
     -------
     str
-        One sentence: on how many languages of each model attention's half-time is later than the readout's
-        (its 95% interval above 0) by each reading, and whether the two readings agree.
+        One sentence: on how many of its languages the attention's half-time is shown later (and earlier), with
+        the range of the mean differences where it is shown later (or earlier).
     """
-    names = {"one-layer": "the one-layer model", "transformer": "the transformer"}
-    parts = {}
-    for reading in ("summary", "summary_projection"):
-        found = {
-            model: [_side(entry[reading]) for entry in languages.values()]
-            for model, languages in timing["models"].items()
-        }
-        parts[reading] = found
-    direction = " and ".join(
-        f"{_of(found.count('later'), len(found))}{' languages' if i == 0 else ''} of {names.get(model, model)}"
-        for i, (model, found) in enumerate(parts["summary"].items())
+    primary = study["outcomes"]["primary"]
+    total = len(primary)
+    later = sorted(entry["mean"] for entry in primary.values() if entry["verdict"] == "later")
+    earlier = sorted(-entry["mean"] for entry in primary.values() if entry["verdict"] == "earlier")
+    main, other, way, other_way = (
+        (later, earlier, "later", "earlier") if len(later) >= len(earlier) else (earlier, later, "earlier", "later")
     )
-    later = sum(found.count("later") for found in parts["summary_projection"].values())
-    earlier = sum(found.count("earlier") for found in parts["summary_projection"].values())
-    total = sum(map(len, parts["summary_projection"].values()))
-    agree = all(
-        a == b
-        for model in parts["summary"]
-        for a, b in zip(parts["summary"][model], parts["summary_projection"][model], strict=True)
+    text = (
+        f"Registered: in joint training of the one-layer model the attention learns {way} than the output layer on "
+        f"{_of(len(main), total)} languages, timed by what the model computes (each group's knockout half-time"
     )
-    projection = (
-        f"after its projection on {_of(later, total)}"
-        if later > earlier
-        else f"before its projection on {_of(earlier, total)}"
-    )
-    return (
-        ("Exploratory so far: in" if timing["exploratory"] else "In")
-        + f" joint training the attention learns after the readout's direction settles on {direction}, but "
-        f"{projection}; " + ("the two readings agree." if agree else "the two readings disagree.")
-    )
+    if main:
+        text += f"; by {_range([round(value) for value in main])} steps on average"
+    text += ")"
+    if other:
+        text += f", and {other_way} on {_of(len(other), total)}"
+    return text + "."
 
 
 @fill_doc
@@ -282,7 +261,7 @@ def help_sentence(analysis: Mapping[str, Any]) -> str:
     )
 
 
-def transformer_sentence(analysis: Mapping[str, Any]) -> str:
+def transformer_sentence(analysis: Mapping[str, Any], power: float | None = None) -> str:
     """The plain answer to "and on a standard transformer?" (the registered transformer study).
 
     Parameters
@@ -290,6 +269,10 @@ def transformer_sentence(analysis: Mapping[str, Any]) -> str:
     analysis : mapping
         ``book/data/transformer_study/analysis.json``: ``outcomes`` (outcome -> variant -> language -> entry with
         ``verdict`` and ``joint_rate``) and ``window`` (language -> entry with ``verdict``).
+    power : float, optional
+        The largest power of a family's difference test against the differences the run observed
+        (:func:`~lagtheory.experiments.confirmatory.transformer_report.observed_power`), said beside the
+        undetermined verdicts when given.
 
     Returns
     -------
@@ -347,18 +330,23 @@ def transformer_sentence(analysis: Mapping[str, Any]) -> str:
     return (
         f"On a standard transformer (registered; this configuration only) {shown}"
         + (f", shown to hurt on {', '.join(hurt)}" if hurt else "")
-        + f"{equal}, and {_of(undetermined, len(verdicts))} verdicts and {_of(windows.count('undetermined'), len(windows))} "
-        f"windows are undetermined."
+        + f"{equal}, and {_of(undetermined, len(verdicts))} verdicts are undetermined"
+        + ("" if power is None else f" (power at most {power:.2g} against the differences observed)")
+        + (
+            ", as is every step-size window."
+            if windows.count("undetermined") == len(windows)
+            else f", as are {_of(windows.count('undetermined'), len(windows))} step-size windows."
+        )
     )
 
 
-def unknown_sentence(timing: Mapping[str, Any], analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> str:
+def unknown_sentence(study: Mapping[str, Any], analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> str:
     """The plain answer to "what is not known?".
 
     Parameters
     ----------
-    timing : mapping
-        ``book/data/lag_timing.json`` (its ``exploratory`` flag).
+    study : mapping
+        ``book/data/lag_study/analysis.json`` (the registered lag study's verdicts).
     analysis : mapping
         ``book/data/confirmatory/analysis.json`` (which way the failure verdicts lean).
     predictor : mapping
@@ -371,9 +359,13 @@ def unknown_sentence(timing: Mapping[str, Any], analysis: Mapping[str, Any], pre
     """
     failure = _verdicts(analysis, "failure", SHARED)
     way = "helps" if _count(failure, "helps") >= _count(failure, "hurts") else "hurts"
+    undetermined = sorted(
+        language for language, entry in study["outcomes"]["primary"].items() if entry["verdict"] == "undetermined"
+    )
     open_ = []
-    if timing["exploratory"]:
-        open_.append("whether the lag holds in a registered test")
+    if undetermined:
+        open_.append(f"whether the attention lags on {', '.join(undetermined)}")
+    open_.append("whether it lags on a standard transformer (measured there only exploratorily)")
     if not predictor["outcome"]["beats_baseline"]:
         open_.append(f"why lag {way} (its registered predictor does not beat the design alone)")
     open_.append(f"whether it {way} elsewhere")
@@ -386,7 +378,7 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     Parameters
     ----------
     data : pathlib.Path, optional
-        The records' folder (default ``book/data``): ``lag_timing.json``, ``confirmatory/analysis.json``,
+        The records' folder (default ``book/data``): ``lag_study/analysis.json``, ``confirmatory/analysis.json``,
         ``confirmatory/predictor.json``, ``transformer_study/analysis.json``.
 
     Returns
@@ -394,15 +386,20 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     dict of str to str
         The sentences by key.
     """
-    timing = json.loads((data / "lag_timing.json").read_text())
+    study = json.loads((data / "lag_study" / "analysis.json").read_text())
     analysis = json.loads((data / "confirmatory" / "analysis.json").read_text())
     predictor = json.loads((data / "confirmatory" / "predictor.json").read_text())
     transformer = json.loads((data / "transformer_study" / "analysis.json").read_text())
+    power = max(
+        family["pooled"]["power"]
+        for variants in observed_power(transformer, load_design(data / "transformer_design.json")).values()
+        for family in variants.values()
+    )
     return {
-        "lag": lag_sentence(timing),
+        "lag": lag_sentence(study),
         "help": help_sentence(analysis),
-        "transformer": transformer_sentence(transformer),
-        "unknown": unknown_sentence(timing, analysis, predictor),
+        "transformer": transformer_sentence(transformer, power),
+        "unknown": unknown_sentence(study, analysis, predictor),
     }
 
 
