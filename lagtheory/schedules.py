@@ -61,12 +61,12 @@ AVAILABLE_SCHEDULES: tuple[str, ...] = BOOK_SCHEDULES
 """Every named schedule the experiments can run (any ``two-timescale-r`` with r > 0 is accepted too): the book's
 (:data:`BOOK_SCHEDULES`) and any added after (``(*BOOK_SCHEDULES, "new")``). Which
 ones a study compares is part of its design, frozen with its record
-(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`), and the verdict chapter's table has its
+(:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`), and the verdict's exploratory history page's table has its
 own fixed list (:data:`VERDICT_SCHEDULES`): a schedule added here changes no study and no table."""
 THEORY_ONLY_NAMES: tuple[str, ...] = ("output-only", "attention-only")
 """The schedules of the theory chapters only (one group trained, the other frozen)."""
 VERDICT_SCHEDULES: tuple[str, ...] = (*BOOK_SCHEDULES, *THEORY_ONLY_NAMES)
-"""The rows of the verdict chapter's table of the theory's schedules on the exact population loss, fixed (the
+"""The rows of the table of the theory's schedules on the verdict's exploratory history page on the exact population loss, fixed (the
 table's stored output lists exactly these): a schedule added to :data:`AVAILABLE_SCHEDULES` does not enter it."""
 
 

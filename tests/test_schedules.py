@@ -149,12 +149,12 @@ def verdict_table_rows(notebook: dict) -> list[str]:
 
 
 def test_the_verdict_table_lists_its_fixed_schedules_and_each_builds():
-    """The verdict chapter's table has its own fixed list, not the catalogue (a schedule added to
+    """The verdict history page's table has its own fixed list, not the catalogue (a schedule added to
     AVAILABLE_SCHEDULES does not enter it): its stored rows are exactly VERDICT_SCHEDULES, in order."""
     import json
     from pathlib import Path
 
-    notebook = json.loads((Path(__file__).resolve().parents[1] / "book" / "verdict.ipynb").read_text())
+    notebook = json.loads((Path(__file__).resolve().parents[1] / "book" / "verdict_history.ipynb").read_text())
     assert verdict_table_rows(notebook) == list(S.VERDICT_SCHEDULES)
     settings = S.ScheduleSettings(steps=4, attention_lr=1.0, output_lr=1.0, warm_steps=1, big_step=1.0)
     assert all(S.make_schedule(name, settings) for name in S.VERDICT_SCHEDULES)

@@ -25,13 +25,8 @@ BOOK = ROOT / "book"
 ISSUE = re.compile(r"\bissues?\s+#?\d+", re.I)
 
 PENDING = {
-    "book/text/verdict.md": "the verdict's session rewrites it",
-    "book/text/empirical_transformer.md": "the transformer chapter's session rewrites it",
-    "lagtheory/experiments/exploratory/lag_timing.py": "the lag chapter's session rewrites it",
-    "lagtheory/experiments/tasks/transformer/model.py": "the transformer chapter's session rewrites it",
-    # its template of the registered transformer section keeps the registered "issue 32" for good; its module
-    # docstring's is the transformer chapter's session's to rewrite
-    "lagtheory/experiments/confirmatory/transformer.py": "the registered section's template (stays)",
+    # the template of the registered transformer section keeps the registered "issue 32" for good
+    "lagtheory/experiments/confirmatory/transformer_text.py": "the registered section's template (stays)",
 }
 """Files with a tracker reference left for the sessions that own them, with the reason."""
 
@@ -86,7 +81,7 @@ def test_no_tracker_issue_numbers(kind):
 
 
 def test_the_registered_template_is_exempt_only_in_its_registered_text():
-    # The registered transformer section is generated from a template in confirmatory.transformer, whose
+    # The registered transformer section is generated from a template in confirmatory.transformer_text, whose
     # "issue 32" is registered text; the page's copy is exempt (inside the markers), the rest is not.
     page = (BOOK / "registration.md").read_text(encoding="utf-8")
     assert ISSUE.search(registered_section(page, "transformer"))

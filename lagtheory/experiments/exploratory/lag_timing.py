@@ -1,4 +1,4 @@
-"""EXPLORATORY: does attention learning lag output-layer learning in joint training? (issue 32, item 4)
+"""EXPLORATORY: does attention learning lag output-layer learning in joint training? (parameter readings)
 
 The title's claim, measured directly rather than through a schedule that forces it. In *joint* training
 (both groups from the first step, no warm-up), the engine records before every step (the task's

@@ -43,8 +43,8 @@ fan-in (the input width it contracts), so that the engine's i.i.d. N(0, scale^2)
 (:class:`lagtheory.experiments.engine.cells.TrainingConfig`) gives a weight of standard deviation
 scale / sqrt(fan-in). Two initialisations (``initialisation``):
 
-* ``"scaled"``: every parameter is the engine's draw at its group's scale (issue 21's model, drawn
-  at scale 0.5 by its study);
+* ``"scaled"``: every parameter is the engine's draw at its group's scale (the first configuration's model,
+  drawn at scale 0.5 by its study, ``book/data/summary_transformer.json``);
 * ``"standard"``: the biases (the MLP's and the readout's) start at 0 (:meth:`SmallTransformer.zero_at_start`)
   and every other parameter is the engine's draw; at scale 1 (as
   :data:`lagtheory.experiments.exploratory.transformer_pilot.PILOT_TRAINING` sets it) the weight matrices are
