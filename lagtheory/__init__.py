@@ -11,6 +11,7 @@ mathematical object (see the API page of the book). The modules::
     languages.py          the book's languages as minimal DFAs (every DFA of the package)
     star_free.py          star-freeness certificates (Schutzenberger's theorem)
     model.py              the shallow transformer, in torch
+    count_forward.py      its count path as functions: score factor, pooled vector, linear readout
     pooling.py            the pooled weight of the attention layer on b
     per_string.py         the per-string terms of the population sums
     population.py         the exact population loss and its gradients
