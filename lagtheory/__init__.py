@@ -16,6 +16,7 @@ mathematical object (see the API page of the book). The modules::
     per_string.py         the per-string terms of the population sums
     population.py         the exact population loss and its gradients
     heavy_tail.py         population sums over power-law lengths, the tail as an integral
+    count_tails.py        each count law's pieces of that integral (its surrogate and bounds)
     count_table.py        the population loss of the torch model as a table of token counts
     exact_recognition.py  exact recognition of CONTAINS_B at every length
     losses.py             the logistic loss, exact in torch

@@ -201,7 +201,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-C_A-first-constant",
         "13/360 -> 1/360 in C_A of the uniform counts' inner bound (lem-midpoint-sum): the bound too small",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "per_length = 13 / (360 * rho**4 * (A - 0.5) ** 3)",
         "per_length = 1 / (360 * rho**4 * (A - 0.5) ** 3)",
         ("tests/test_heavy_tail.py",),
@@ -210,7 +210,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-C_A-second-constant",
         "1/48 -> 1/480 in C_A of the uniform counts' inner bound (lem-midpoint-sum): the bound too small",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "+ 1 / (48 * rho**3 * A**3)",
         "+ 1 / (480 * rho**3 * A**3)",
         ("tests/test_heavy_tail.py",),
@@ -228,7 +228,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-uniform-difference-weight",
         "the uniform stand-in's difference correction weighted 1/12 instead of 1/24 (lem-midpoint-sum in k)",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "surrogate = (ends + difference / 24) / x + bulk",
         "surrogate = (ends + difference / 12) / x + bulk",
         (
@@ -240,7 +240,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-bulk-limits",
         "the uniform stand-in's bulk integral over [A, x - A] instead of [A + 1/2, x - A - 1/2]",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "full = np.log((x - A - 0.5) / (A + 0.5))",
         "full = np.log((x - A) / A)",
         (
@@ -252,7 +252,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-bulk-cutoff",
         "the bulk integral cut at |zeta| <= 3.6 instead of 36 (its left-out mass 2 e^-3.6, not 2 e^-36)",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "BULK_CUTOFF = 36.0",
         "BULK_CUTOFF = 3.6",
         (
@@ -264,7 +264,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-density-bound-over-100",
         "the bound on |sigma'| on the bulk quadrature's disks divided by 100",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "return 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))",
         "return 1 / (400 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))",
         (
@@ -306,7 +306,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-gauss-legendre-constant",
         "the Gauss-Legendre error constant gamma_8 divided by 100",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "GL_CONSTANT = math.factorial(GL_NODES) ** 4 / (",
         "GL_CONSTANT = math.factorial(GL_NODES) ** 4 / 100 / (",
         ("tests/test_heavy_tail.py::test_quadrature_and_midpoint_constants", "tests/test_heavy_tail.py"),
@@ -532,7 +532,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-binomial-inner-over-100",
         "the inner error bound of binomial counts (thm-tail-expansion item 1) divided by 100",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "        return factor * plain, factor * logged",
         "        return factor * plain / 100, factor * logged / 100",
         ("tests/test_heavy_tail.py::test_binomial_inner_bound_is_the_book_s", "tests/test_heavy_tail.py"),
