@@ -16,6 +16,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
@@ -31,9 +32,10 @@ import torch  # noqa: E402
 from scipy.special import expit  # noqa: E402
 
 from lagtheory import BinomialCount, Data, Geometric, OneB, PowerLaw, UniformCount, population, recognition  # noqa: E402
+from lagtheory.count_forward import pooled_from_counts  # noqa: E402
 from lagtheory.exact_recognition import _recognition_trusted  # noqa: E402
-from lagtheory.memory import MEMORY_BUDGET  # noqa: E402
-from lagtheory.model import ShallowTransformer, pooled_from_counts  # noqa: E402
+from lagtheory.memory import MEMORY_BUDGET, size_text  # noqa: E402
+from lagtheory.model import ShallowTransformer  # noqa: E402
 from lagtheory.pooling import _log_odds_parts  # noqa: E402
 from lagtheory.population import STRING_BYTES, _cached_table, _population_trusted, truncation_for  # noqa: E402
 
@@ -474,6 +476,120 @@ def _timestamp(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+MEMORY_CALLS = (
+    # (entry point, a call of moderate size with {budget} for its memory_budget)
+    (
+        "population, uniform counts (exact sum)",
+        "population((0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(3), 'uniform', tol=1e-6), tail='bounded',"
+        " memory_budget={budget})",
+    ),
+    (
+        "population, binomial counts (exact sum)",
+        "population((0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(3), BinomialCount(0.3), tol=1e-6), tail='bounded',"
+        " memory_budget={budget})",
+    ),
+    (
+        "population, one b (exact sum)",
+        "population((0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(2.2), tol=1e-7), tail='bounded', memory_budget={budget})",
+    ),
+    (
+        "population, tail expansion",
+        "population((0.0, 0.5), (-3.0, 18.0), Data(PowerLaw(3), 'uniform', tol=1e-9), tail='expanded',"
+        " memory_budget={budget})",
+    ),
+    (
+        "attention_factor",
+        "attention_factor((-1.0, 1.0), Data(PowerLaw(3), 'uniform', tol=1e-6), memory_budget={budget})",
+    ),
+    ("mean_b_fraction", "mean_b_fraction(Data(PowerLaw(2.5), BinomialCount(0.3), tol=1e-5), memory_budget={budget})"),
+    ("first_marker_factor", "first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol=1e-8, memory_budget={budget})"),
+    ("length draws (LengthDistribution.sample)", "PowerLaw(2.5).sample(10**6, rng, 1e-6, memory_budget={budget})"),
+    (
+        "a batch of strings (DataSampler.sample)",
+        "DataSampler(Data(PowerLaw(2.5), 'uniform', tol=1e-4), memory_budget={budget}).sample(200_000, rng)",
+    ),
+    (
+        "a run of steps (run_schedule)",
+        "run_schedule(output_only(2000, 0.1), Data(Geometric(10), tol=1e-6), memory_budget={budget})",
+    ),
+    (
+        "pooled_weight broadcast",
+        "pooled_weight(np.arange(1.0, 3001.0)[:, None], 1, np.linspace(-1, 1, 300), memory_budget={budget})",
+    ),
+    (
+        "pooled_weight_dt broadcast",
+        "pooled_weight_dt(np.arange(1.0, 3001.0)[:, None], 1, np.linspace(-1, 1, 300), memory_budget={budget})",
+    ),
+    ("a count table (CountDistribution.table)", "UniformCount().table(np.arange(1, 2001), memory_budget={budget})"),
+)
+
+MEMORY_SCRIPT = """
+import sys, tracemalloc
+import numpy as np
+from lagtheory import BinomialCount, Data, Geometric, PowerLaw, UniformCount, pooled_weight, population
+from lagtheory.attention_step import attention_factor, first_marker_factor, mean_b_fraction
+from lagtheory.pooling import pooled_weight_dt
+from lagtheory.population_gd import run_schedule
+from lagtheory.sampled import DataSampler
+from lagtheory.schedules import output_only
+rng = np.random.default_rng(0)
+call = sys.argv[1]
+
+
+def accepted(budget):
+    try:
+        eval(call.format(budget=budget))
+        return True
+    except ValueError as error:
+        if "memory_budget" not in str(error) and "fit" not in str(error):
+            raise
+        return False
+
+
+# the smallest budget the call is let through with (to 1 percent), by bisection in log scale: its estimate
+low, high = 1, 2**31
+assert accepted(high) and not accepted(low)
+while high > 1.01 * low:
+    middle = int((low * high) ** 0.5)
+    low, high = (low, middle) if accepted(middle) else (middle, high)
+eval(call.format(budget=high))  # warm-up: caches and first-call allocations
+tracemalloc.start()
+eval(call.format(budget=high))
+print(high, tracemalloc.get_traced_memory()[1])
+"""
+
+
+def memory_rows() -> list[Row]:
+    """Each public entry point's memory estimate (the smallest budget that lets the call through) against its
+    measured peak (tracemalloc, in a fresh interpreter after a warm-up call), and the time a huge call takes to be
+    refused (tests/test_memory.py's calls): the tests check that estimates bound the peaks, never a time."""
+    rows = []
+    for name, call in MEMORY_CALLS:
+        completed = subprocess.run(
+            [sys.executable, "-c", MEMORY_SCRIPT, call], capture_output=True, text=True, check=True
+        )
+        estimate, peak = (int(word) for word in completed.stdout.split()[-2:])
+        rows.append(
+            (
+                f"{name}: estimate / measured peak",
+                f"{size_text(estimate)} / {size_text(peak)}",
+                f"{estimate / peak:.2f}",
+            )
+        )
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_memory import HUGE_CALLS, SCRIPT  # the refused calls: one list for the tests and the timings
+
+    for name, source, _ in HUGE_CALLS:
+        timing = "import time\nstart = time.perf_counter()\n"
+        script = SCRIPT.format(headroom=2**40).replace("results = []", timing + "results = []")
+        script = script.replace("print(json.dumps(results))", "print(time.perf_counter() - start)")
+        completed = subprocess.run(
+            [sys.executable, "-c", script, json.dumps([source])], capture_output=True, text=True, check=True
+        )
+        rows.append((f"refusal of {name}", f"{float(completed.stdout.split()[-1]):.2g} s", ""))
+    return rows
+
+
 def table(title: str, rows: list[Row]) -> list[str]:
     """A titled Markdown table of (what, measured, ratio) rows."""
     return [
@@ -494,6 +610,7 @@ def main() -> None:
     parser.add_argument("--only-engine", action="store_true", help="only the experiment engine's rows")
     parser.add_argument("--only-transformer", action="store_true", help="only the transformer task's rows")
     parser.add_argument("--only-certified", action="store_true", help="only the whole-range certified cells' rows")
+    parser.add_argument("--only-memory", action="store_true", help="only the memory estimates' and refusals' rows")
     parser.add_argument(
         "--device", default="cpu", help="with --only-transformer: where the transformer trains (cpu or cuda)"
     )
@@ -505,6 +622,10 @@ def main() -> None:
     if args.only_engine:
         for what, value in engine_rows():
             print(f"| {what} | {value} |")
+        return
+    if args.only_memory:
+        for what, value, ratio in memory_rows():
+            print(f"| {what} | {value} | {ratio} |", flush=True)
         return
     if args.only_certified:
         print(f"load average {os.getloadavg()[0]:.1f} at the start")
@@ -531,6 +652,7 @@ def main() -> None:
     )
     lines += table("Count-based against token-level evaluation", evaluation_rows())
     lines += table("Certified on whole ranges against the float check of the same statement", certified_rows())
+    lines += table("Memory: each entry point's estimate against its measured peak; refusal times", memory_rows())
     lines += table(
         "Vectorised against looped seeds (the experiments engine)",
         [(what, value, "") for what, value in engine_rows()],

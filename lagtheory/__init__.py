@@ -11,10 +11,12 @@ mathematical object (see the API page of the book). The modules::
     languages.py          the book's languages as minimal DFAs (every DFA of the package)
     star_free.py          star-freeness certificates (Schutzenberger's theorem)
     model.py              the shallow transformer, in torch
+    count_forward.py      its count path as functions: score factor, pooled vector, linear readout
     pooling.py            the pooled weight of the attention layer on b
     per_string.py         the per-string terms of the population sums
     population.py         the exact population loss and its gradients
     heavy_tail.py         population sums over power-law lengths, the tail as an integral
+    count_tails.py        each count law's pieces of that integral (its surrogate and bounds)
     count_table.py        the population loss of the torch model as a table of token counts
     exact_recognition.py  exact recognition of CONTAINS_B at every length
     losses.py             the logistic loss, exact in torch

@@ -32,11 +32,17 @@ from ._validation import as_float_array, check_positive
 from .data import Data, check_data
 from .lengths import LengthDistribution
 from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
-from .population import require_sum_memory
+from .population import STRING_BYTES, require_sum_memory
 
-FIRST_LENGTH_BYTES = 64
+FIRST_LENGTH_BYTES = 80
 """Bytes per length of :func:`first_marker_factor`'s largest sum (about 8 float64 arrays of that
-length): the estimate compared with its ``memory_budget``."""
+length; measured with tracemalloc, 65 bytes at N = 1355): the estimate compared with its
+``memory_budget``."""
+FACTOR_STRING_BYTES = 64
+"""Bytes per string (n, k) of :func:`attention_factor`'s sum at one output layer (the table, the
+ratio k/n, the weights and one row of logistic terms; measured with tracemalloc, 49 bytes), the
+estimate compared with its ``memory_budget``. :func:`mean_b_fraction` needs about 99 bytes a
+string and uses ``lagtheory.population.STRING_BYTES``."""
 
 _BLOCK = 1 << 22  # entries of one block of the (output layers x table rows) matrix
 
@@ -50,7 +56,7 @@ def _checked_lengths(lengths: LengthDistribution) -> LengthDistribution:
 
 
 def _positives_at_t0(
-    data: Data, factors: tuple[float, float], memory_budget: int
+    data: Data, factors: tuple[float, float], memory_budget: int, string_bytes: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(n, k / n, pi(n) kappa(k | n)) over every positive (n, k) with n <= N, N the smallest length
     with ``factors[0] P(n > N) <= tol`` and ``factors[1] E[log n; n > N] <= tol``; refused
@@ -62,7 +68,7 @@ def _positives_at_t0(
         N = data.lengths.truncation_length(mass_tol, log_tol)
     except ValueError:
         N = None
-    require_sum_memory(data, N, factors, memory_budget)
+    require_sum_memory(data, N, factors, memory_budget, string_bytes=string_bytes)
     n, k, kappa = data.positives._table(np.arange(1, N + 1, dtype=np.int64))
     return n, k / n, data.lengths.pmf(n) * kappa
 
@@ -94,7 +100,7 @@ def mean_b_fraction(data: Data, *, memory_budget: int = MEMORY_BUDGET) -> float:
     True
     """
     data = check_data(data)
-    _, ratio, weight = _positives_at_t0(data, (1.0, 0.0), memory_budget)
+    _, ratio, weight = _positives_at_t0(data, (1.0, 0.0), memory_budget, STRING_BYTES)
     return float(weight @ ratio)
 
 
@@ -153,7 +159,7 @@ def attention_factor(u: ArrayLike, data: Data, *, memory_budget: int = MEMORY_BU
     if u_arr.shape[-1:] != (2,) or u_arr.ndim > 2:
         raise ValueError(f"u must have shape (2,) or (M, 2), ordered (a, b), got shape {u_arr.shape}")
     # P(n > N) <= 1 always holds: only the log-moment condition decides N here
-    n, ratio, weight = _positives_at_t0(data, (0.0, 0.25), memory_budget)
+    n, ratio, weight = _positives_at_t0(data, (0.0, 0.25), memory_budget, FACTOR_STRING_BYTES)
     spread = weight * np.log(n) * ratio * (1 - ratio)
     mixed = spread > 0  # n = 1 and k = n contribute 0
     ratio, spread = ratio[mixed], spread[mixed]

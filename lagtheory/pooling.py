@@ -26,10 +26,14 @@ from scipy.special import expit
 from ._validation import as_float_array, check_counts, check_lengths, check_scaling
 from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 
-ELEMENT_BYTES = 96
-"""Bytes per element of the broadcast shape of ``n``, ``k`` and ``t`` at the peak of a call (its
-log-odds and their parts, about 8 float64 arrays), an upper bound: the estimate compared with
-``memory_budget``."""
+ELEMENT_BYTES = 32
+"""Bytes per element of the broadcast shape of ``n``, ``k`` and ``t`` at the peak of
+:func:`pooled_log_odds` and :func:`pooled_weight` (their log-odds and its parts), an upper bound:
+measured with tracemalloc, 16 bytes when ``n`` and ``k`` broadcast to fewer elements than ``t``
+and 24 when they span the whole shape; the estimate compared with ``memory_budget``."""
+DT_ELEMENT_BYTES = 48
+"""The same for :func:`pooled_weight_dt`, which also keeps ``s(n)`` and both logistic weights:
+measured 32 bytes per element."""
 
 
 def _score_scale(n: NDArray[np.float64], scaling: str) -> NDArray[np.float64]:
@@ -119,20 +123,22 @@ def pooled_weight_dt(
     scaling : {"log", "none"}, optional
         ``s(n) = log n`` (``"log"``) or 1 (``"none"``).
     memory_budget : int, optional
-        As in :func:`pooled_log_odds`. Keyword only.
+        As in :func:`pooled_log_odds`, with ``DT_ELEMENT_BYTES`` per element. Keyword only.
 
     Returns
     -------
     float or ndarray
         A float for scalar input, else a float64 array.
     """
-    n_arr, k_arr, t_arr = _validated(n, k, t, scaling, memory_budget)
+    n_arr, k_arr, t_arr = _validated(n, k, t, scaling, memory_budget, DT_ELEMENT_BYTES)
     z = _log_odds(n_arr, k_arr, t_arr, scaling)
     derivative = _score_scale(np.broadcast_to(n_arr, z.shape), scaling) * expit(z) * expit(-z)
     return float(derivative) if derivative.ndim == 0 else derivative
 
 
-def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str, memory_budget: int):
+def _validated(
+    n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str, memory_budget: int, element_bytes: int = ELEMENT_BYTES
+):
     check_scaling(scaling)
     n_arr = as_float_array(n, "n")
     k_arr = as_float_array(k, "k")
@@ -141,10 +147,10 @@ def _validated(n: ArrayLike, k: ArrayLike, t: ArrayLike, scaling: str, memory_bu
     elements = math.prod(shape)
     memory_budget = check_memory_budget(memory_budget)
     require_memory(
-        elements * ELEMENT_BYTES,
+        elements * element_bytes,
         memory_budget,
         f"n, k and t broadcast to the shape {shape} ({elements:.3g} elements)",
-        f"arguments that broadcast to at most {memory_budget // ELEMENT_BYTES:.3g} elements",
+        f"arguments that broadcast to at most {memory_budget // element_bytes:.3g} elements",
     )
     check_lengths(n_arr)
     n_b, k_b = np.broadcast_arrays(n_arr, k_arr)

@@ -299,10 +299,15 @@ def _expansion_reach(data: Data, t: float, u: NDArray[np.float64], log_scaled: b
 
 
 def require_sum_memory(
-    data: Data, N: int | None, factors: tuple[float, float], memory_budget: int, why: str = ""
+    data: Data,
+    N: int | None,
+    factors: tuple[float, float],
+    memory_budget: int,
+    why: str = "",
+    string_bytes: int = STRING_BYTES,
 ) -> None:
     """Refuse a sum over every positive (n, k) with n <= N when it would need more than
-    ``memory_budget`` (``STRING_BYTES`` a string), before anything is allocated.
+    ``memory_budget`` (``string_bytes`` a string), before anything is allocated.
 
     ``N`` is the truncation length that ``data.tol`` sets by the rule ``factors = (mass_factor,
     log_factor)``: the smallest N with ``mass_factor P(n > N) <= tol`` and ``log_factor
@@ -321,6 +326,8 @@ def require_sum_memory(
         The budget in bytes.
     why : str, optional
         Appended to what the message says would be allocated (why no cheaper path was taken).
+    string_bytes : int, optional
+        Bytes per string of the sum (``STRING_BYTES``, a population sum's, by default).
 
     Raises
     ------
@@ -328,7 +335,7 @@ def require_sum_memory(
         When the sum would need more than ``memory_budget``, or N is None.
     """
     lengths, counts = data.lengths, data.positives
-    fitting = _longest_exact_sum(counts, memory_budget // STRING_BYTES)
+    fitting = _longest_exact_sum(counts, memory_budget // string_bytes)
     if fitting >= lengths.min_truncation:
         smallest_tol = max(
             factors[0] * lengths.tail_mass_bound(fitting), factors[1] * lengths.tail_log_moment_bound(fitting)
@@ -343,7 +350,7 @@ def require_sum_memory(
         )
     strings = counts.strings_up_to(N)
     require_memory(
-        strings * STRING_BYTES,
+        strings * string_bytes,
         memory_budget,
         f"the sum of {lengths!r} with {counts!r} over {strings:.3g} strings (N = {N} lengths, set by "
         f"tol = {data.tol:g}{why})",

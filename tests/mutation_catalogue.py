@@ -201,7 +201,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-C_A-first-constant",
         "13/360 -> 1/360 in C_A of the uniform counts' inner bound (lem-midpoint-sum): the bound too small",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "per_length = 13 / (360 * rho**4 * (A - 0.5) ** 3)",
         "per_length = 1 / (360 * rho**4 * (A - 0.5) ** 3)",
         ("tests/test_heavy_tail.py",),
@@ -210,7 +210,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-C_A-second-constant",
         "1/48 -> 1/480 in C_A of the uniform counts' inner bound (lem-midpoint-sum): the bound too small",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "+ 1 / (48 * rho**3 * A**3)",
         "+ 1 / (480 * rho**3 * A**3)",
         ("tests/test_heavy_tail.py",),
@@ -228,7 +228,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-uniform-difference-weight",
         "the uniform stand-in's difference correction weighted 1/12 instead of 1/24 (lem-midpoint-sum in k)",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "surrogate = (ends + difference / 24) / x + bulk",
         "surrogate = (ends + difference / 12) / x + bulk",
         (
@@ -240,7 +240,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-bulk-limits",
         "the uniform stand-in's bulk integral over [A, x - A] instead of [A + 1/2, x - A - 1/2]",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "full = np.log((x - A - 0.5) / (A + 0.5))",
         "full = np.log((x - A) / A)",
         (
@@ -252,7 +252,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-bulk-cutoff",
         "the bulk integral cut at |zeta| <= 3.6 instead of 36 (its left-out mass 2 e^-3.6, not 2 e^-36)",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "BULK_CUTOFF = 36.0",
         "BULK_CUTOFF = 3.6",
         (
@@ -264,7 +264,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-density-bound-over-100",
         "the bound on |sigma'| on the bulk quadrature's disks divided by 100",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "return 1 / (4 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))",
         "return 1 / (400 * (np.sinh(distance / 2) ** 2 + math.cos(radius / 2) ** 2))",
         (
@@ -306,7 +306,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-gauss-legendre-constant",
         "the Gauss-Legendre error constant gamma_8 divided by 100",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "GL_CONSTANT = math.factorial(GL_NODES) ** 4 / (",
         "GL_CONSTANT = math.factorial(GL_NODES) ** 4 / 100 / (",
         ("tests/test_heavy_tail.py::test_quadrature_and_midpoint_constants", "tests/test_heavy_tail.py"),
@@ -454,7 +454,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "model-length-off-by-one",
         "the torch model scales the scores by log(n + 1) instead of log n",
-        "lagtheory/model.py",
+        "lagtheory/count_forward.py",
         'return torch.log(lengths) if scaling == "log" else torch.ones_like(lengths)',
         'return torch.log(lengths + 1) if scaling == "log" else torch.ones_like(lengths)',
         ("tests/test_model.py",),
@@ -532,7 +532,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M(
         "tail-binomial-inner-over-100",
         "the inner error bound of binomial counts (thm-tail-expansion item 1) divided by 100",
-        "lagtheory/heavy_tail.py",
+        "lagtheory/count_tails.py",
         "        return factor * plain, factor * logged",
         "        return factor * plain / 100, factor * logged / 100",
         ("tests/test_heavy_tail.py::test_binomial_inner_bound_is_the_book_s", "tests/test_heavy_tail.py"),
@@ -668,6 +668,102 @@ MUTATIONS: tuple[Mutation, ...] = (
         "{g: last if g == group else steps for g in grouping}",
         ("tests/test_functional_timing.py::test_a_group_that_learns_first_has_the_earlier_half_time",),
         ("lag",),
+    ),
+    # h41: memory.py (the chapter check: setting's refusal under a budget of 48 MiB)
+    M(
+        "memory-budget-read-in-kib",
+        "require_memory compares the estimate with the budget read in KiB (1024 times too large)",
+        "lagtheory/memory.py",
+        "    if needed > memory_budget:",
+        "    if needed > memory_budget * 1024:",
+        (
+            "tests/test_memory.py::test_the_smallest_tol_named_is_the_one_from_which_the_sum_fits",
+            "tests/test_memory.py",
+        ),
+        ("setting",),
+    ),
+    M(
+        "memory-budget-doubled",
+        "check_memory_budget returns twice the budget it was given",
+        "lagtheory/memory.py",
+        "    return int(memory_budget)",
+        "    return 2 * int(memory_budget)",
+        ("tests/test_memory.py::test_a_call_let_through_stays_within_its_budget", "tests/test_memory.py"),
+        ("setting",),
+    ),
+    # h41: the transformer's scores and positions, its hard test words and the language sampler (the chapter
+    # check: the from-scratch cell of empirical_transformer's Checks section)
+    M(
+        "transformer-log-factor-dropped",
+        "the transformer's length-scaled scores lose their factor log m (scores as they are)",
+        "lagtheory/experiments/tasks/transformer/model.py",
+        "            factor = torch.log(keep.sum(dim=-1).to(x.dtype))",
+        "            factor = torch.ones(tokens.shape[0], dtype=x.dtype, device=x.device)",
+        (
+            "tests/test_transformer.py::test_forward_matches_a_from_scratch_forward_and_ignores_padding",
+            "tests/test_transformer.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
+        "transformer-log-factor-of-padded-length",
+        "the transformer's factor log m taken at the padded width instead of each word's own length",
+        "lagtheory/experiments/tasks/transformer/model.py",
+        "            factor = torch.log(keep.sum(dim=-1).to(x.dtype))",
+        "            factor = torch.log(torch.full_like(keep.sum(dim=-1), keep.shape[-1]).to(x.dtype))",
+        (
+            "tests/test_transformer.py::test_forward_matches_a_from_scratch_forward_and_ignores_padding",
+            "tests/test_transformer.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
+        "transformer-first-position-unmarked",
+        "the first-position vectors shifted: the first letter shares the row of every later position",
+        "lagtheory/experiments/tasks/transformer/model.py",
+        "            x = x + self.positions[torch.arange(length, device=tokens.device).clamp(max=2)]",
+        "            x = x + self.positions[torch.arange(length, device=tokens.device).clamp(max=1)]",
+        (
+            "tests/test_transformer.py::test_forward_matches_a_from_scratch_forward_and_ignores_padding",
+            "tests/test_transformer.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
+        "hard-words-partner-shifted",
+        "a minimal pair's changed letter written one position to the right",
+        "lagtheory/experiments/tasks/transformer/languages.py",
+        "        partners[j, choice // k] = choice % k",
+        "        partners[j, (choice // k + 1) % n] = choice % k",
+        ("tests/test_transformer.py::test_labels_and_minimal_pairs_against_brute_force", "tests/test_transformer.py"),
+        ("empirical_transformer",),
+    ),
+    M(
+        "run-words-middle-off-by-one",
+        "the long-run words' middle position one to the right of n/2",
+        "lagtheory/experiments/tasks/transformer/languages.py",
+        "    spots = sorted({0, length // 2, length - 1})",
+        "    spots = sorted({0, length // 2 + 1, length - 1})",
+        ("tests/test_transformer.py::test_run_words_and_hard_words", "tests/test_transformer.py"),
+        ("empirical_transformer",),
+    ),
+    M(
+        "word-sampling-remaining-off-by-one",
+        "the sampler weighs each letter by the completions of one letter more than remain to be written",
+        "lagtheory/experiments/tasks/languages/sampling.py",
+        "        remaining = np.maximum(lengths - position - 1, 0)",
+        "        remaining = np.maximum(lengths - position, 0)",
+        ("tests/test_language_tasks.py::test_sampling_is_uniform_within_the_class", "tests/test_language_tasks.py"),
+        ("empirical_transformer",),
+    ),
+    M(
+        "word-sampling-counts-by-max",
+        "the completions N_j(q) summed over letters replaced by their maximum (non-uniform words)",
+        "lagtheory/experiments/tasks/languages/sampling.py",
+        "        table[j] = np.logaddexp.reduce(table[j - 1, delta], axis=1)",
+        "        table[j] = np.max(table[j - 1, delta], axis=1)",
+        ("tests/test_language_tasks.py::test_sampling_is_uniform_within_the_class", "tests/test_language_tasks.py"),
+        ("empirical_transformer",),
     ),
 )
 

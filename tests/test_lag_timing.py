@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from lagtheory.count_forward import pooled_with_prefix
 from lagtheory.experiments.engine.cells import TrainingConfig
 from lagtheory.experiments.exploratory import lag_timing as L
 from lagtheory.experiments.exploratory.studies import LANGUAGE_SETTING
@@ -23,7 +24,6 @@ from lagtheory.experiments.tasks.languages.features import feature_counts, padde
 from lagtheory.experiments.tasks.languages.task import LanguageRuns
 from lagtheory.experiments.tasks.transformer.languages import TRANSFORMER_LANGUAGES, dfa_labels
 from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting
-from lagtheory.model import pooled_with_prefix
 
 SMALL = TransformerSetting(
     max_train_length=6, test_lengths=(6, 12), test_per_class=4, pairs_per_class=2, width=4, heads=2, mlp_width=4

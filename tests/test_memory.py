@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 from lagtheory import BinomialCount, Data, Geometric, PowerLaw, UniformCount, pooled_weight, population
-from lagtheory.attention_step import attention_factor, first_marker_factor, mean_b_fraction
+from lagtheory.attention_step import FIRST_LENGTH_BYTES, attention_factor, first_marker_factor, mean_b_fraction
 from lagtheory.memory import MEMORY_BUDGET, check_memory_budget, size_text
+from lagtheory.pooling import ELEMENT_BYTES
 from lagtheory.sampled import DataSampler
 from lagtheory.schedules import output_only, step_plan
 
@@ -241,7 +242,7 @@ def peak_in_a_fresh_process(warm_up: str, measured: str) -> int:
 
 def test_first_marker_factor_stays_within_its_budget():
     # its time grows like N^2, so only a short sum: N = 1355 lengths at tol 1e-8 for PowerLaw(3.5)
-    budget = 64 * 1400
+    budget = FIRST_LENGTH_BYTES * 1400
     call = f"first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol={{}}, memory_budget={budget})"
     assert peak_in_a_fresh_process(call.format(1e-2), call.format(1e-8)) <= budget
     with pytest.raises(ValueError, match=r"set by tol = 1e-08\).*tol >= "):
@@ -270,7 +271,7 @@ def test_draws_batches_and_steps_stay_within_their_budgets():
 
 def test_pooled_weights_broadcast_within_the_budget():
     n = np.arange(1.0, 3001.0)[:, None]
-    budget = 96 * n.size * 300
+    budget = ELEMENT_BYTES * n.size * 300
     pooled_weight(n[:2], 1, np.zeros(2))  # warm-up
     tracemalloc.start()
     pooled_weight(n, 1, np.linspace(-1, 1, 300), memory_budget=budget)
@@ -290,3 +291,61 @@ def test_a_bad_memory_budget_is_refused_naming_it(bad):
 
 def test_the_default_budget_is_one_gib():
     assert MEMORY_BUDGET == 2**30
+
+
+FITTING_CALLS = [
+    "population((0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(3), 'uniform', tol=1e-5), tail='bounded', memory_budget={})",
+    "population((0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(3), BinomialCount(0.3), tol=1e-5), tail='bounded', "
+    "memory_budget={})",
+    "population((0.0, 0.5), (-1.0, 2.0), Data(PowerLaw(2.2), tol=1e-6), tail='bounded', memory_budget={})",
+    "population((0.0, 0.5), (-3.0, 18.0), Data(PowerLaw(3), 'uniform', tol=1e-9), tail='expanded', memory_budget={})",
+    "attention_factor((-1.0, 1.0), Data(PowerLaw(3), 'uniform', tol=1e-5), memory_budget={})",
+    "mean_b_fraction(Data(PowerLaw(2.5), BinomialCount(0.3), tol=1e-4), memory_budget={})",
+    "first_marker_factor((-1.0, 1.0), PowerLaw(3.5), tol=1e-8, memory_budget={})",
+    "PowerLaw(2.5).sample(10**5, rng, 1e-6, memory_budget={})",
+    "DataSampler(Data(PowerLaw(2.5), 'uniform', tol=1e-4), memory_budget={}).sample(50_000, rng)",
+    "run_schedule(output_only(2000, 0.1), Data(Geometric(10), tol=1e-6), memory_budget={})",
+    "pooled_weight(np.arange(1.0, 1001.0)[:, None], 1, np.linspace(-1, 1, 300), memory_budget={})",
+    "pooled_weight_dt(np.arange(1.0, 1001.0)[:, None], 1, np.linspace(-1, 1, 300), memory_budget={})",
+    "pooled_log_odds(np.arange(1.0, 1001.0)[:, None], np.ones((1000, 300)), 0.5, memory_budget={})",
+    "UniformCount().table(np.arange(1, 1001), memory_budget={})",
+    "OneB().table(np.arange(1, 10**5), memory_budget={})",
+    "BinomialCount(0.3).table(np.arange(1, 1001), memory_budget={})",
+]
+
+FITTING = """
+import json, sys, tracemalloc
+import numpy as np
+from lagtheory import BinomialCount, Data, Geometric, OneB, PowerLaw, UniformCount, pooled_log_odds, pooled_weight, population
+from lagtheory.attention_step import attention_factor, first_marker_factor, mean_b_fraction
+from lagtheory.pooling import pooled_weight_dt
+from lagtheory.population_gd import run_schedule
+from lagtheory.sampled import DataSampler
+from lagtheory.schedules import output_only
+rng = np.random.default_rng(0)
+results = []
+for call in json.loads(sys.argv[1]):
+    eval(call.format(2**31))  # warm-up: caches and first-call allocations
+    tracemalloc.start()
+    eval(call.format(2**31))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    try:
+        eval(call.format(2 * peak))
+        results.append([peak, ""])
+    except ValueError as error:
+        results.append([peak, str(error)])
+print(json.dumps(results))
+"""
+
+
+def test_a_call_that_fits_in_half_its_budget_is_never_refused():
+    """Each public entry point's estimate is within twice its measured peak: called with a budget of twice its
+    peak (tracemalloc, in a fresh interpreter after a warm-up), the call runs. With the tests above (a call let
+    through stays within its budget) each estimate lies between the peak and twice the peak."""
+    completed = subprocess.run(
+        [sys.executable, "-c", FITTING, json.dumps(FITTING_CALLS)], capture_output=True, text=True, timeout=900
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    for call, (peak, refusal) in zip(FITTING_CALLS, json.loads(completed.stdout.splitlines()[-1]), strict=True):
+        assert not refusal, (call, size_text(peak), refusal)

@@ -31,8 +31,8 @@ import torch
 from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer
+from lagtheory.count_forward import linear_readout, pooled_from_counts, pooled_with_prefix
 from lagtheory.losses import logistic_loss
-from lagtheory.model import linear_readout, pooled_from_counts, pooled_with_prefix
 
 from ...engine.cells import TrainingConfig, seed_rng
 from ...parameters import fill_doc
