@@ -22,14 +22,7 @@ from lagtheory import palette
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.ipynb"))
 
-STORED_BEFORE = "stored before the recipe recorded text sizes: re-execute it with the recipe"
-NOT_YET_LEGIBLE: dict[str, str] = {
-    "confirmatory": STORED_BEFORE + "; its verdict grid prints 4.96 pt (13.11 in wide) and shows 3.6 px on a phone",
-    "empirical_transformer": STORED_BEFORE + "; its figures (9.1, 13.9, 12.1 in wide) print 5.7, 3.3, 4.8 pt",
-    "failures": STORED_BEFORE + "; its legends are 7 pt: 5.6 pt in the PDF (8.11 in), 4.1 and 5.6 px on a phone",
-    "three_phase": STORED_BEFORE + "; its two-panel figure (8.46 in, 8-pt legends) prints 6.2 pt, shows 4.5 px",
-    "verdict": STORED_BEFORE + " (its owner's chapter this session)",
-}
+NOT_YET_LEGIBLE: dict[str, str] = {}
 """Chapters whose figures are still below a bound, with the reason (each xfails strictly: once legible,
 the entry must go)."""
 
