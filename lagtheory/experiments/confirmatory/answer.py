@@ -392,7 +392,9 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     transformer = json.loads((data / "transformer_study" / "analysis.json").read_text())
     power = max(
         family["pooled"]["power"]
-        for variants in observed_power(transformer, load_design(data / "transformer_design.json")).values()
+        for variants in observed_power(
+            transformer, load_design(data / "transformer_design.json", data.parent / "registration.md")
+        ).values()
         for family in variants.values()
     )
     return {
