@@ -36,7 +36,7 @@ def pooled_from_counts(
     first_token: torch.Tensor | None,
     scaling: str,
 ) -> torch.Tensor:
-    """The pooled vector ``h`` of :meth:`ShallowTransformer.pooled_counts`, shape (..., batch, d),
+    """The pooled vector ``h`` of :meth:`lagtheory.model.ShallowTransformer.pooled_counts`, shape (..., batch, d),
     for parameters with optional leading dimensions.
 
     A leading dimension (one entry per seed, say) broadcasts, so several independent models
@@ -119,7 +119,7 @@ def pooled_with_prefix(
 
 def linear_readout(u: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     """``f = u . h`` :eq:`eq-readout` evaluated as ``u_0 + sum_(v>=1) (u_v - u_0) h_v`` (exactly 0 gradient
-    to ``h`` when all ``u_v`` are equal, see :class:`ShallowTransformer`).
+    to ``h`` when all ``u_v`` are equal, see :class:`lagtheory.model.ShallowTransformer`).
 
     Parameters
     ----------

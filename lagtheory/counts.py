@@ -29,7 +29,7 @@ class CountDistribution(ABC):
     """
 
     table_bytes: ClassVar[int] = TABLE_BYTES
-    """Bytes per row of :meth:`table` at its peak, an upper bound within twice the measured peak."""
+    """Bytes per row of :meth:`CountDistribution.table` at its peak, an upper bound within twice the measured peak."""
 
     def table(
         self, lengths: NDArray[np.int64], *, memory_budget: int = MEMORY_BUDGET

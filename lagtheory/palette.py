@@ -132,7 +132,7 @@ INLINE_DPI = 100
 """Pixels per inch of the PNG a notebook cell stores for a figure (matplotlib's ``figure.dpi``, which the
 inline backend renders at); the HTML shows one PNG pixel per CSS pixel unless the column is narrower."""
 PRINT_WIDTH_INCHES = 6.5
-"""The PDF's text width (Sphinx's LaTeX page: letter paper, 1 in margins): a wider figure prints scaled
+"""The PDF's text width (Sphinx's LaTeX page, letter paper with 1 in margins); a wider figure prints scaled
 down to it (``\\sphinxincludegraphics``), a narrower one at its own size."""
 PHONE_COLUMN_PIXELS = 342
 """CSS pixels a figure may take in the HTML on a 390 px wide screen (the cell output's width there,

@@ -54,7 +54,7 @@ BOOK_SCHEDULES: tuple[str, ...] = (
     "two-timescale-0.3",
     "two-timescale-3",
 )
-"""The named schedules the book was written with, fixed: the exploratory studies compare them
+"""The named schedules the book was written with, fixed; the exploratory studies compare them
 (:data:`lagtheory.experiments.exploratory.design.COMPARED_SCHEDULES`) and the verdict's table lists them
 (:data:`VERDICT_SCHEDULES`). A new schedule goes into :data:`AVAILABLE_SCHEDULES`, never here."""
 AVAILABLE_SCHEDULES: tuple[str, ...] = BOOK_SCHEDULES

@@ -39,7 +39,7 @@ REGISTRATION_LAG_HASH = BOOK_DATA / "registration_lag.sha256"
 LAG_DESIGN = BOOK_DATA / "lag_design.json"
 """The registered lag study's design, frozen data whose SHA-256 the registered section quotes."""
 LAG_RECORDS = BOOK_DATA / "lag_study"
-"""The lag study's committed records: the exploratory pilot (``pilot.json``), the registered runs
+"""The lag study's committed records; the exploratory pilot (``pilot.json``), the registered runs
 (``study.json``) and their analysis (``analysis.json``)."""
 PREDICTOR_EXPLORATORY = BOOK_DATA / "predictor_exploratory.json"
 """The registered predictor's evaluation on the exploratory records."""

@@ -106,10 +106,10 @@ def _lag_study(args: argparse.Namespace, output: Path | None, command: str) -> P
 
 
 LAG_STUDY_PARTS = ("pilot", "design", "run", "analyse")
-"""The parts of the registered lag study's command: its exploratory pilot, its design, its run, its analysis."""
+"""The parts of the registered lag study's command; its exploratory pilot, its design, its run, its analysis."""
 
 REGISTERED_PARTS = ("design", "run", "analyse")
-"""The parts of the registered transformer study's command: derive its design, run it, analyse its record."""
+"""The parts of the registered transformer study's command; derive its design, run it, analyse its record."""
 _REGISTERED_OUTPUTS = {"design": "design.json", "run": "study.json.gz", "analyse": "analysis.json"}
 
 SUBCOMMANDS: dict[str, Subcommand] = {

@@ -61,7 +61,7 @@ BEST = "best total"
 KEYS = ("helps", "not", "loss", "scope", "step")
 """The sentences of the registered study's counts, in order."""
 PLAIN_KEYS = ("lag", "help", "transformer", "unknown")
-"""The sentences of the plain answer, in order: one per question."""
+"""The sentences of the plain answer, in order; one per question."""
 CEILING = 0.95
 """A language is at a ceiling when joint training recognises it on at least this share of the seeds."""
 FAMILIES = ("languages", "regression", "in-context regression")

@@ -66,17 +66,17 @@ PILOT_SEEDS: tuple[int, ...] = tuple(range(700_000, 700_016))
 FIRST_SEED = 710_000
 """The registered seeds are FIRST_SEED, FIRST_SEED + 1, ... (as many as the design says); no other run uses them."""
 OUTCOMES: Mapping[str, tuple[str, str]] = {"primary": ("knockout", "calibrated"), "secondary": ("knockout", "error")}
-"""The tested outcomes: (reading, score) of :func:`lagtheory.experiments.exploratory.functional_timing.timing`."""
+"""The tested outcomes; (reading, score) of :func:`lagtheory.experiments.exploratory.functional_timing.timing`."""
 ALPHA = 0.05
 """Family-wise error rate of each outcome's family (Holm across the languages)."""
 MIN_DEFINED = 10
-"""Fewer seeds with both half-times defined than this in a language: its verdict is undetermined."""
+"""Fewer seeds with both half-times defined than this in a language; its verdict is undetermined."""
 PLANNING_LATER_SHARE = 0.75
-"""The smallest effect of interest: the attention later on 3 of every 4 seeds whose half-times differ."""
+"""The smallest effect of interest; the attention later on 3 of every 4 seeds whose half-times differ."""
 TARGET_POWER = 0.9
 """The power aimed at, at Bonferroni's level ALPHA / 6 (which Holm's adjustment never falls below)."""
 MAX_SEEDS = 200
-"""The most seeds per language the study's compute allows: the pilot's runs took about 2.5 s of CPU per seed
+"""The most seeds per language the study's compute allows; the pilot's runs took about 2.5 s of CPU per seed
 (all six languages) on the shared machine, where a run gets about a quarter of a core, so 200 seeds are about
 35 minutes."""
 QUANTILES = (0.25, 0.5, 0.75)
@@ -312,7 +312,7 @@ def derive_design(pilot: Mapping[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        The design (written by :func:`lagtheory.experiments.confirmatory.transformer.design_text`).
+        The design (written by :func:`lagtheory.experiments.confirmatory.transformer_design.design_text`).
 
     Raises
     ------

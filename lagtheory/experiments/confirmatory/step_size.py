@@ -45,7 +45,7 @@ INTERVAL_RESAMPLES = 4000
 OUTCOMES = {"failure": "failed", "recognition": "recognised"}
 """The outcomes drawn and the per-seed flag each reads."""
 SIDES = ("lower", "higher", "neither")
-"""Where a point's paired interval of lag - joint lies: below 0 (lag's rate lower), above 0, or across 0."""
+"""Where a point's paired interval of lag - joint lies; below 0 (lag's rate lower), above 0, or across 0."""
 OPTIMISER_NAMES = {"sgd": "SGD", "adam": "Adam"}
 """How the sentences name the optimisers."""
 
@@ -254,7 +254,7 @@ def calibrated_differences(
     Returns
     -------
     dict
-        (optimiser, regime name of :data:`CONFIRMATORY_LEVELS`) -> ``difference``, ``interval``, ``cells``,
+        (optimiser, regime name of :data:`~lagtheory.experiments.confirmatory.registration.CONFIRMATORY_LEVELS`) -> ``difference``, ``interval``, ``cells``,
         ``lower`` (cells whose own difference is below 0).
     """
     found = {}

@@ -7,7 +7,7 @@ stored in :data:`REPLICATION_DESIGN`; the registered section quotes the file's S
 training and test words on the compared languages at the shared rate and at each schedule's tuned configuration
 (:func:`replication_rows`), on fresh seeds :data:`FIRST_SEED` onwards, as many as
 :func:`~lagtheory.experiments.confirmatory.transformer_report.replication_plan` finds for power
-:data:`~lagtheory.experiments.confirmatory.transformer.TARGET_POWER` against the minimum effect of interest
+:data:`~lagtheory.experiments.confirmatory.transformer_design.TARGET_POWER` against the minimum effect of interest
 :data:`~lagtheory.experiments.confirmatory.transformer_report.EFFECT` (five percentage points) at the largest
 discordance the registered run observed.
 

@@ -20,7 +20,7 @@ the study's records (``book/data/transformer_study/``) that leave its registered
   exact McNemar, Holm over all the table's tests (exploratory; the registered analysis compares only the
   shared and tuned rates).
 * **A replication** (:func:`replication_plan`): the fresh seeds per language giving power
-  :data:`~lagtheory.experiments.confirmatory.transformer.TARGET_POWER` against a minimum effect of interest
+  :data:`~lagtheory.experiments.confirmatory.transformer_design.TARGET_POWER` against a minimum effect of interest
   :data:`EFFECT` on failure and on recognition at 16 N0, at the largest discordance the registered run observed,
   for McNemar's exact test and for the paired TOST within the same margin (:func:`tost_power`), both at
   Bonferroni's level over the compared languages (a lower bound on Holm's power).
@@ -61,9 +61,9 @@ from .transformer import (
 CEILING_SHARE = 0.95
 """A comparison is at a ceiling when both schedules have the favourable outcome in at least this share of seeds."""
 EFFECT = 0.05
-"""The replication's minimum effect of interest: 5 percentage points of failure or of recognition at 16 N0."""
+"""The replication's minimum effect of interest; 5 percentage points of failure or of recognition at 16 N0."""
 REPLICATION_OUTCOMES = ("failure", "recognition at 16 N0")
-"""The replication's outcomes: failure, and recognition at 16 N0 alone (the last test length)."""
+"""The replication's outcomes; failure, and recognition at 16 N0 alone (the last test length)."""
 SEARCH_LIMIT = 20_000
 """The replication's seeds are looked for up to this many."""
 _TAIL = 1e-13

@@ -23,7 +23,7 @@ from ..exploratory.transformer_pilot import WARM_FRACTIONS
 PILOT_FOLDER = Path("book/data/transformer_pilot")
 """The pilot's committed records."""
 VARIANTS = ("shared", "best")
-"""The registered variants: both schedules at the shared rate (lag T/4), or each at its best configuration."""
+"""The registered variants; both schedules at the shared rate (lag T/4), or each at its best configuration."""
 OUTCOMES = ("failure", "recognition")
 """The registered binary outcomes (H1, H2)."""
 

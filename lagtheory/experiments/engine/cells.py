@@ -18,7 +18,7 @@ sees the same batch at every step. The seed fixes two independent streams
 for the training data), so a seed's data do not depend on which other seeds
 run alongside it.
 
-The knobs of a study are the fields of :class:`TrainingConfig`: the step
+The knobs of a study are the fields of :class:`~lagtheory.experiments.engine.config.TrainingConfig`: the step
 budget and its accounting, per-group step sizes, the optimiser (torch's SGD
 or Adam), per-group initialisation scales and the attention's initialisation
 (zero, random, or the task's preset value with a fresh readout).
@@ -141,7 +141,7 @@ class CellResult:
     """The runs of one or several cells, one row per (schedule, configuration), all seeds.
 
     ``schedules`` names the schedule of each row and ``configs`` its
-    :class:`TrainingConfig`; ``losses`` (rows, seeds, steps) the training loss
+    :class:`~lagtheory.experiments.engine.config.TrainingConfig`; ``losses`` (rows, seeds, steps) the training loss
     before every step (NaN after a row has finished, and from the first
     non-finite value on for a run that diverged); ``traces`` name -> (rows,
     seeds, steps), or (rows, seeds, ..., steps) for an observed vector, what the
@@ -308,7 +308,7 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
 
 @fill_doc
 def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The initial parameters of :class:`TrainingConfig` from the seeds' standard normal ``draws``
+    """The initial parameters of :class:`~lagtheory.experiments.engine.config.TrainingConfig` from the seeds' standard normal ``draws``
     (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
     ``attention_scale`` times its draw, or the task's preset value; a parameter that the task names in
     its optional ``zero_at_start()`` (a task's fixed initialisation, such as biases at 0) starts at 0
@@ -348,7 +348,7 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
 
 @fill_doc
 def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
-    """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`TrainingConfig`):
+    """The initial parameters of every seed, name -> (seeds, ...) float64 (:class:`~lagtheory.experiments.engine.config.TrainingConfig`):
     :func:`scaled_parameters` of :func:`standard_draws`, so the readout of a seed is the same draw
     (times its scale) under every configuration.
 
@@ -400,7 +400,7 @@ def run_cell(
     ValueError
         If ``schedules`` is empty or a string, or as :func:`run_rows` raises.
     TypeError
-        If ``config`` is not a :class:`TrainingConfig`.
+        If ``config`` is not a :class:`~lagtheory.experiments.engine.config.TrainingConfig`.
     """
     if isinstance(schedules, str) or not schedules:
         raise ValueError(f"schedules must be a non-empty sequence of schedule names, got {schedules!r}")
@@ -464,7 +464,7 @@ def run_rows(
         If ``rows`` is empty, a schedule name is unknown, the rows differ in optimiser or
         batch size, the seeds or the device are invalid, or a task parameter has an unknown group.
     TypeError
-        If a row is not a (name, :class:`TrainingConfig`) pair.
+        If a row is not a (name, :class:`~lagtheory.experiments.engine.config.TrainingConfig`) pair.
     """
     if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not rows:
         raise ValueError("rows must be a non-empty sequence of (schedule name, TrainingConfig) pairs")

@@ -181,7 +181,7 @@ def training_config(
     -------
     TrainingConfig
         The configuration; it raises ValueError or TypeError as
-        :class:`~lagtheory.experiments.engine.cells.TrainingConfig` does
+        :class:`~lagtheory.experiments.engine.config.TrainingConfig` does
         when a value is out of range.
     """
     steps = round(design.steps * budget)

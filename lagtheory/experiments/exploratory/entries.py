@@ -128,10 +128,10 @@ def cell_configuration(cell: Cell) -> dict[str, Any]:
 
 
 def setting_record(setting: Any) -> dict[str, Any]:
-    """A cell's setting in its record form: :func:`config_to_dict`, less each option of the setting type's
+    """A cell's setting in its record form: :func:`~lagtheory.experiments.engine.config.config_to_dict`, less each option of the setting type's
     ``LATER_OPTIONS`` (options added after its first records; none when the type has no such attribute) that is
     at its default, so that a record written before the option existed still states the setting exactly
-    (:func:`config_from_dict` fills the defaults back in).
+    (:func:`~lagtheory.experiments.engine.config.config_from_dict` fills the defaults back in).
 
     Parameters
     ----------
@@ -156,7 +156,7 @@ def _rounded(values: NDArray[np.float64], digits: int = 6) -> list:
 
 
 def storable(value: Any) -> Any:
-    """A value as a record stores it (both layers' records): JSON-ready (:func:`json_ready`), with non-finite
+    """A value as a record stores it (both layers' records): JSON-ready (:func:`~lagtheory.experiments.engine.config.json_ready`), with non-finite
     floats as None (JSON has no NaN).
 
     Parameters

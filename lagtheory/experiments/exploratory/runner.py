@@ -104,7 +104,7 @@ def serially(
 
 
 def task_payload(design: TaskDesign) -> dict[str, Any]:
-    """A task design as JSON-ready data (its setting by :func:`lagtheory.experiments.exploratory.records.config_to_dict`).
+    """A task design as JSON-ready data (its setting by :func:`lagtheory.experiments.engine.config.config_to_dict`).
 
     Parameters
     ----------

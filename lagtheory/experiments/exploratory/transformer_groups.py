@@ -42,7 +42,7 @@ SEEDS: tuple[int, ...] = tuple(range(720_000, 720_008))
 EVALUATION_WORDS = 256
 """Evaluation words of the transformer."""
 STRIDE = 10
-"""The knockout is evaluated every STRIDE steps (and at the last, T being a multiple of it): half-times to
+"""The knockout is evaluated every STRIDE steps (and at the last, T being a multiple of it); half-times to
 within STRIDE steps; the totals are exact."""
 CHUNK = 16
 """Snapshots evaluated in one batched call (bounds the memory of the activations)."""

@@ -46,10 +46,12 @@ from .transformer_pilot import training_at
 ZERO_SEEDS: tuple[int, ...] = tuple(range(800_000, 800_016))
 """The pilot's seeds, used by no other run."""
 INITIALISATIONS = ("standard", "zero readout", "zero readout and MLP")
+"""The three initialisations compared; the standard one, the readout weight at zero, and the readout and MLP weights at zero."""
 RECORD = BOOK_DATA / "transformer_zero_readout.json"
 """The committed record."""
 FORMAT = "lagtheory-transformer-zero-readout-1"
 OUTCOMES = ("failure", "recognition at 4 N0", "recognition at 16 N0")
+"""The outcomes reported, each apart; failure, recognition at 4 and at 16 times the training length."""
 
 
 class ZeroReadoutRuns(TransformerLanguageRuns):

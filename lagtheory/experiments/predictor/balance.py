@@ -2,7 +2,7 @@
 
 A quantity computed at step 0, before any training, from the model, the data and
 the optimiser of a configuration (the task and its
-:class:`~lagtheory.experiments.engine.cells.TrainingConfig`), not from any run's
+:class:`~lagtheory.experiments.engine.config.TrainingConfig`), not from any run's
 outcome. The mechanism of the book (:prf:ref:`lem-gradients`) is that the
 attention gradient is only as informative as the readout already is: lag should
 matter where joint training's first step would move the attention, in loss terms,

@@ -40,14 +40,14 @@ is the same as the full block's, at a fraction of the cost at long lengths.
 The layer norms have no learned gain or bias (so every trained parameter is in one of the two
 groups below). Every weight matrix enters the forward pass divided by the square root of its
 fan-in (the input width it contracts), so that the engine's i.i.d. N(0, scale^2) initialisation
-(:class:`lagtheory.experiments.engine.cells.TrainingConfig`) gives a weight of standard deviation
+(:class:`lagtheory.experiments.engine.config.TrainingConfig`) gives a weight of standard deviation
 scale / sqrt(fan-in). Two initialisations (``initialisation``):
 
 * ``"scaled"``: every parameter is the engine's draw at its group's scale (the first configuration's model,
   drawn at scale 0.5 by its study, ``book/data/summary_transformer.json``);
 * ``"standard"``: the biases (the MLP's and the readout's) start at 0 (:meth:`SmallTransformer.zero_at_start`)
   and every other parameter is the engine's draw; at scale 1 (as
-  :data:`lagtheory.experiments.exploratory.transformer_pilot.PILOT_TRAINING` sets it) the weight matrices are
+  :data:`lagtheory.experiments.tasks.transformer.units.PILOT_TRAINING` sets it) the weight matrices are
   then LeCun-normal, N(0, 1/fan-in), and the embeddings N(0, 1), as torch's ``nn.Embedding``.
 
 Parameter groups (:func:`parameter_groups`), the split that the schedules of
