@@ -192,6 +192,7 @@ def _plan_outer_integral(
     return None
 
 
+# plan_fits repeats this parameter list on purpose: it is this function's dry run.
 def tail_expansion(
     lengths: PowerLaw,
     counts: CountDistribution,
@@ -267,6 +268,8 @@ def tail_expansion(
     return None
 
 
+# The parameter list of tail_expansion on purpose: plan_fits is its dry run (same _problem and _plans, nothing
+# evaluated).
 def plan_fits(
     lengths: PowerLaw,
     counts: CountDistribution,

@@ -26,6 +26,7 @@ from .schedules import Phase, check_phases
 from .training import NumpyGradientDescent, Trajectory, TrajectoryRecorder, descend
 
 
+# sampled.run_sampled repeats these keyword arguments on purpose: its counterpart with a batch size and a seed.
 def run_schedule(
     phases: list[Phase],
     data: Data,

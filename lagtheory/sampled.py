@@ -222,6 +222,8 @@ def batch_loss(
     return losses @ weights
 
 
+# The keyword arguments of population_gd.run_schedule on purpose: the sampled runner is its counterpart with a
+# batch size and a seed.
 def run_sampled(
     phases: list[Phase],
     data: Data,

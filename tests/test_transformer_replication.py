@@ -59,7 +59,7 @@ def test_a_change_inside_moves_only_its_own_hash():
 
 
 def test_the_design_file_is_the_registered_one_and_the_loader_refuses_another(tmp_path):
-    assert X.file_hash(DESIGN_FILE) == X.registered_design_hash(PAGE)
+    assert X.design_hash(DESIGN_FILE) == X.registered_design_hash(PAGE)
     assert X.load_replication(DESIGN_FILE, PAGE) == DESIGN
     other = tmp_path / "design.json"
     other.write_text(X.design_text({**DESIGN, "effect": 0.1}), encoding="utf-8")
@@ -88,7 +88,7 @@ def test_the_design_is_what_the_rules_derive_from_the_registered_study():
     with gzip.open(study, "rt", encoding="utf-8") as handle:
         record = json.load(handle)
     design = S.load_design(ROOT / TRANSFORMER_DESIGN, PAGE)
-    derived = X.derive_replication(record, design, X.file_hash(study), X.file_hash(ROOT / TRANSFORMER_DESIGN))
+    derived = X.derive_replication(record, design, X.design_hash(study), X.design_hash(ROOT / TRANSFORMER_DESIGN))
     _close(json.loads(X.design_text(derived)), DESIGN)
     assert DESIGN["basis"]["design_sha256"] == S.registered_design_hash(PAGE)
 

@@ -12,9 +12,8 @@ from fractions import Fraction
 from flint import arb
 
 from .balls import Number, _precise, ball, relu, sigmoid, softplus, with_tail
-from .laws import geometric_pmf, geometric_tail
 from .representation import one_b_weight
-from .three_phase import PhaseTwo, attention_factor_geometric, mean_b_fraction_geometric
+from .three_phase import PhaseTwo, _geometric_log_mean, attention_factor_geometric, mean_b_fraction_geometric
 from .threshold import worst_one_b_length
 
 
@@ -292,16 +291,15 @@ def first_marker_factor_geometric(c: Number, w: Number, q: Number, terms: int = 
     arb
         A ball containing G_F.
     """
-    if terms < 2:
-        raise ValueError(f"terms must be >= 2, got {terms!r}")
     c, w = ball(c), ball(w)
-    total = arb(0)
-    for n in range(2, terms + 1):
+
+    def bracket(n: int) -> arb:
         inner = arb(0)
         for j in range(n):
             share = Fraction(j, n - 1)
-            bracket = sigmoid(-(c + w * (1 + j) / n)) * ball(1 - share) + sigmoid(c + w * j / n) * ball(share)
-            inner += arb(n - 1).bin(j) * bracket
-        total += geometric_pmf(n, q) * arb(n).log() * (n - 1) / arb(n) ** 2 * inner / arb(2) ** (n - 1)
-    tail = arb(terms + 1).log() / (terms + 1) * geometric_tail(terms, q)
-    return with_tail(total, tail)
+            inner += arb(n - 1).bin(j) * (
+                sigmoid(-(c + w * (1 + j) / n)) * ball(1 - share) + sigmoid(c + w * j / n) * ball(share)
+            )
+        return inner / arb(2) ** (n - 1)
+
+    return _geometric_log_mean(bracket, q, terms)

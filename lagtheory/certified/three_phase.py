@@ -81,12 +81,40 @@ def attention_factor_geometric(c: Number, w: Number, q: Number, terms: int = 100
     ValueError
         If ``terms`` < 2.
     """
+    c, w = ball(c), ball(w)
+    return _geometric_log_mean(lambda n: sigmoid(-c - w / n), q, terms)
+
+
+def _geometric_log_mean(bracket: Callable[[int], arb], q: Number, terms: int) -> arb:
+    """``E_pi[bracket(n) log(n) (n - 1)/n^2]`` for geometric lengths :eq:`eq-geometric` and a bracket in [0, 1],
+    in balls: the lengths 2..terms summed, the rest bounded by ``log(terms + 1)/(terms + 1) (1 - q)^terms``
+    (``log(n)(n-1)/n^2 <= log(n)/n``, decreasing for n >= 3); the one sum of :func:`attention_factor_geometric`
+    and :func:`~lagtheory.certified.generalisations.first_marker_factor_geometric`.
+
+    Parameters
+    ----------
+    bracket : callable
+        n -> a ball in [0, 1].
+    q : int, float, Fraction or arb
+        The parameter of :eq:`eq-geometric` (1 / mean), in (0, 1].
+    terms : int
+        The lengths summed in balls, >= 2.
+
+    Returns
+    -------
+    arb
+        A ball containing the expectation.
+
+    Raises
+    ------
+    ValueError
+        If ``terms`` < 2.
+    """
     if terms < 2:
         raise ValueError(f"terms must be >= 2, got {terms!r}")
-    c, w = ball(c), ball(w)
     total = arb(0)
     for n in range(2, terms + 1):
-        total += geometric_pmf(n, q) * sigmoid(-c - w / n) * arb(n).log() * (n - 1) / arb(n) ** 2
+        total += geometric_pmf(n, q) * bracket(n) * arb(n).log() * (n - 1) / arb(n) ** 2
     tail = arb(terms + 1).log() / (terms + 1) * geometric_tail(terms, q)
     return with_tail(total, tail)
 

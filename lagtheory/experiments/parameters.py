@@ -524,6 +524,10 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "lengths : ndarray",
         "int64 (rows,), their lengths.",
     ),
+    "workers": (
+        "workers : int",
+        "Worker processes of the local dask cluster.",
+    ),
 }
 """Key -> (the entry's first line, ``name : type``; its description), in the book's numpydoc form.
 

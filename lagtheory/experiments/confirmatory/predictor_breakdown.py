@@ -140,6 +140,8 @@ def chance_auroc(positives: int, negatives: int, alpha: float = 0.05) -> float |
     return None
 
 
+# Kept apart from predictor.evaluation.cluster_bootstrap on purpose: the same signature, another resampling
+# (within clusters, which a split with one or two clusters needs) and a vectorised AUROC; not one procedure twice.
 @fill_doc
 def stratified_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],

@@ -370,9 +370,34 @@ def load_design(path: Path = TRANSFORMER_DESIGN, page: Path = REGISTRATION_PAGE)
     ValueError
         If the file is not the registered one.
     """
-    expected = registered_design_hash(page)
+    return load_frozen(path, registered_design_hash(page), "design")
+
+
+def load_frozen(path: Path, expected: str, what: str) -> dict[str, Any]:
+    """A frozen JSON file, refused unless its SHA-256 (:func:`design_hash`) is the registered one; the one check
+    both registered designs (this study's and the replication's) are loaded through.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    expected : str
+        The SHA-256 its registered section quotes.
+    what : str
+        What the file is, named in the error (``"design"``, ``"replication design"``).
+
+    Returns
+    -------
+    dict
+        The file's JSON.
+
+    Raises
+    ------
+    ValueError
+        If the file's SHA-256 is not ``expected``.
+    """
     if design_hash(path) != expected:
-        raise ValueError(f"{path} is not the registered design (its SHA-256 is not {expected})")
+        raise ValueError(f"{path} is not the registered {what} (its SHA-256 is not {expected})")
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 

@@ -25,7 +25,6 @@ otherwise, with the power against the discordances observed.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import shlex
 import time
@@ -36,16 +35,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..engine.distributed import run_units
-from ..exploratory.records import config_from_dict, versions, write_gzipped
-from ..exploratory.transformer_pilot import run_unit, training_at, unit_payload
+from ..engine.config import TrainingConfig, config_from_dict
 from ..parameters import fill_doc
 from ..paths import BOOK_DATA, REGISTRATION_PAGE, REGISTRATION_REPLICATION_HASH, RUNS, TRANSFORMER_DESIGN
 from ..statistics.paired import holm, mcnemar_exact
 from ..statistics.power import mcnemar_power
 from ..tasks.transformer.task import TransformerSetting
-from .registration import page_hash, registered_section, stored_hash
+from ..tasks.transformer.units import training_at
+from .registration import registered_section
 from .transformer import ALPHA, STUDY_FOLDER, VARIANTS, lag_key, load_design, pilot_rows
+from .transformer_design import design_hash, load_frozen
 from .transformer_report import (
     EFFECT,
     REPLICATION_OUTCOMES,
@@ -54,6 +53,7 @@ from .transformer_report import (
     replication_plan,
     score_interval,
 )
+from .transformer_runs import check_registered, chunked_units, record_units
 
 FORMAT = "lagtheory-transformer-replication-design-1"
 REPLICATION_DESIGN = BOOK_DATA / "transformer_replication_design.json"
@@ -69,22 +69,6 @@ UNIT_SEEDS = 64
 """Seeds per unit, trained together in one batched loop (the batching the benchmark measures)."""
 DESIGN_HASH_LINE = "replication design file SHA-256: `{}`"
 """How the registered section quotes the design file's hash."""
-
-
-def file_hash(path: Path) -> str:
-    """The SHA-256 of a file's bytes, as 64 lowercase hex digits.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The file.
-
-    Returns
-    -------
-    str
-        The hash.
-    """
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @fill_doc
@@ -191,10 +175,7 @@ def load_replication(path: Path = REPLICATION_DESIGN, page: Path = REGISTRATION_
     ValueError
         If the file's hash is not the one the registered section quotes.
     """
-    registered = registered_design_hash(page)
-    if file_hash(path) != registered:
-        raise ValueError(f"{path} does not hash to the registered replication design {registered}")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_frozen(path, registered_design_hash(page), "replication design")
 
 
 @fill_doc
@@ -257,22 +238,16 @@ def replication_units(design: Mapping[str, Any], registration: str) -> dict[str,
     dict of str to dict
         Unit name -> payload.
     """
-    from ..engine.cells import TrainingConfig
-
     setting = config_from_dict(TransformerSetting, design["setting"])
     base = config_from_dict(TrainingConfig, design["training"])
-    seeds = list(design["seeds"])
-    units = {}
+    rows = {}
     for language in design["compared"]:
-        rows = []
+        rows[language] = []
         for schedule, key in replication_rows(design, language):
             rate = float(key.split("rate=")[1].split()[0])
             warm = float(key.split("warm=")[1]) if schedule == "lag" else 0.25
-            rows.append((schedule, training_at(rate, warm, base=base)))
-        for start in range(0, len(seeds), design["unit_seeds"]):
-            payload = unit_payload(language, setting, rows, seeds[start : start + design["unit_seeds"]])
-            units[f"replication-{language}-{start}"] = {**payload, "registration": registration}
-    return units
+            rows[language].append((schedule, training_at(rate, warm, base=base)))
+    return chunked_units("replication", rows, setting, design["seeds"], design["unit_seeds"], registration)
 
 
 @fill_doc
@@ -380,26 +355,18 @@ def run_replication(workers: int, output: Path, quiet: bool = False) -> Path:
         If the replication section no longer hashes to its stored value, or the design file is not the registered one.
     """
     start = time.perf_counter()
-    registration = stored_hash(REGISTRATION_REPLICATION_HASH)
-    if page_hash(REGISTRATION_PAGE, "replication") != registration:
-        raise ValueError(f"{REGISTRATION_PAGE}'s replication section no longer hashes to its stored value")
+    registration = check_registered(REGISTRATION_PAGE, REGISTRATION_REPLICATION_HASH, "replication")
     design = load_replication()
     torch.set_num_threads(1)
     units = replication_units(design, registration)
-    folder = output.with_name(output.name.removesuffix(".json.gz") + ".units")
-    results = run_units(units, run_unit, folder, workers=workers, progress=not quiet)
-    record = {
+    head = {
         "format": RECORD_FORMAT,
         "registration": registration,
-        "design_sha256": file_hash(REPLICATION_DESIGN),
+        "design_sha256": design_hash(REPLICATION_DESIGN),
         "command": shlex.join(["python", "-m", __name__, "run"]),
-        "versions": versions(),
         "seeds": list(design["seeds"]),
-        "wall_seconds": time.perf_counter() - start,
-        "units": {name: {**{k: v for k, v in units[name].items() if k != "rows"}, **results[name]} for name in units},
     }
-    write_gzipped(record, output)
-    return output
+    return record_units(units, head, start, output, workers, quiet)
 
 
 @fill_doc
@@ -432,7 +399,9 @@ def write_part(part: str, output: Path, record: Path | None = None, workers: int
         study = STUDY_FOLDER / "study.json.gz"
         with gzip.open(study, "rt", encoding="utf-8") as handle:
             found = json.load(handle)
-        text = design_text(derive_replication(found, load_design(), file_hash(study), file_hash(TRANSFORMER_DESIGN)))
+        text = design_text(
+            derive_replication(found, load_design(), design_hash(study), design_hash(TRANSFORMER_DESIGN))
+        )
     else:
         with gzip.open(record or REPLICATION_FOLDER / "replication.json.gz", "rt", encoding="utf-8") as handle:
             found = json.load(handle)

@@ -78,24 +78,63 @@ def study_units(design: Mapping[str, Any], registration: str, seeds: Sequence[in
     """
     setting = config_from_dict(TransformerSetting, design["setting"])
     seeds = list(design["seeds"] if seeds is None else seeds)
-    chunk = 4 * SEED_CHUNK
+    rows = {language: study_rows(design, language) for language in [*design["compared"], design["control"]]}
+    return chunked_units("study", rows, setting, seeds, 4 * SEED_CHUNK, registration)
+
+
+def chunked_units(
+    prefix: str,
+    rows: Mapping[str, Sequence[tuple[str, TrainingConfig]]],
+    setting: TransformerSetting,
+    seeds: Sequence[int],
+    chunk: int,
+    registration: str,
+) -> dict[str, Any]:
+    """Units named ``<prefix>-<language>-<first seed index>``: per language and chunk of seeds, its rows (the one
+    unit builder of the registered study and its replication).
+
+    Parameters
+    ----------
+    prefix : str
+        The study's part (``"study"``, ``"replication"``).
+    rows : mapping
+        Language -> its (schedule, training) rows.
+    setting : TransformerSetting
+        The task's setting.
+    seeds : sequence of int
+        The seeds, cut into chunks of ``chunk``.
+    chunk : int
+        Seeds per unit.
+    registration : str
+        The registered section's hash, carried by every payload.
+
+    Returns
+    -------
+    dict of str to dict
+        Unit name -> payload.
+    """
     units = {}
-    for language in [*design["compared"], design["control"]]:
+    for language, language_rows in rows.items():
         for start in range(0, len(seeds), chunk):
-            payload = unit_payload(language, setting, study_rows(design, language), seeds[start : start + chunk])
-            units[f"study-{language}-{start}"] = {**payload, "registration": registration}
+            payload = unit_payload(language, setting, list(language_rows), list(seeds[start : start + chunk]))
+            units[f"{prefix}-{language}-{start}"] = {**payload, "registration": registration}
     return units
 
 
 @fill_doc
-def check_registered(page: Path = REGISTRATION_PAGE, hash_file: Path = REGISTRATION_TRANSFORMER_HASH) -> str:
-    """The transformer section's stored hash, after checking that the page still hashes to it.
+def check_registered(
+    page: Path = REGISTRATION_PAGE, hash_file: Path = REGISTRATION_TRANSFORMER_HASH, section: str = "transformer"
+) -> str:
+    """A registered section's stored hash (by default the transformer study's), after checking that the page
+    still hashes to it.
 
     Parameters
     ----------
     %(registration_page)s
     hash_file : pathlib.Path, optional
         The section's hash file.
+    section : str, optional
+        The section's name on the page (``"transformer"``, ``"replication"``).
 
     Returns
     -------
@@ -108,11 +147,12 @@ def check_registered(page: Path = REGISTRATION_PAGE, hash_file: Path = REGISTRAT
         If the section no longer hashes to the stored value.
     """
     registration = stored_hash(hash_file)
-    if page_hash(page, "transformer") != registration:
-        raise ValueError(f"{page}'s transformer section no longer hashes to {hash_file}: refusing to run")
+    if page_hash(page, section) != registration:
+        raise ValueError(f"{page}'s {section} section no longer hashes to {hash_file}: refusing to run")
     return registration
 
 
+@fill_doc
 def run_registered(workers: int, output: Path, command: str, quiet: bool = False) -> Path:
     """Run every unit of the registered study (resumable: finished units are kept in ``<output>.units``) and
     write its record: the registration hash, the design file's hash, the units with their per-seed values, and
@@ -120,8 +160,7 @@ def run_registered(workers: int, output: Path, command: str, quiet: bool = False
 
     Parameters
     ----------
-    workers : int
-        Worker processes of the local dask cluster.
+    %(workers)s
     output : pathlib.Path
         The study's record (gzipped JSON).
     command : str
@@ -139,15 +178,43 @@ def run_registered(workers: int, output: Path, command: str, quiet: bool = False
     design = load_design()
     torch.set_num_threads(1)
     units = study_units(design, registration)
+    head = {"format": FORMAT, "registration": registration, "design_sha256": design_hash(), "command": command}
+    return record_units(units, {**head, "seeds": list(design["seeds"])}, start, output, workers, quiet)
+
+
+@fill_doc
+def record_units(
+    units: Mapping[str, Any], head: Mapping[str, Any], start: float, output: Path, workers: int, quiet: bool
+) -> Path:
+    """Run a study's units (resumable: finished units are kept in ``<output>.units``) and write its record: the
+    fields of ``head``, the package versions, the wall time since ``start`` and the units with their per-seed
+    values; the one runner of the registered study and its replication.
+
+    Parameters
+    ----------
+    units : mapping
+        The units by name, each the payload of
+        :func:`~lagtheory.experiments.tasks.transformer.units.run_unit` (its ``rows`` are not stored).
+    head : mapping
+        The record's own fields (format, registration hash, design file hash, command, seeds).
+    start : float
+        :func:`time.perf_counter` when the command began.
+    output : pathlib.Path
+        The record (gzipped JSON).
+    %(workers)s
+    quiet : bool
+        Whether to leave out the progress bar.
+
+    Returns
+    -------
+    pathlib.Path
+        ``output``.
+    """
     folder = output.with_name(output.name.removesuffix(".json.gz") + ".units")
     results = run_units(units, run_unit, folder, workers=workers, progress=not quiet)
     record = {
-        "format": FORMAT,
-        "registration": registration,
-        "design_sha256": design_hash(),
-        "command": command,
+        **head,
         "versions": versions(),
-        "seeds": list(design["seeds"]),
         "wall_seconds": time.perf_counter() - start,
         "units": {name: {**{k: v for k, v in units[name].items() if k != "rows"}, **results[name]} for name in units},
     }

@@ -224,6 +224,8 @@ def cross_validated_baseline(
     return scores
 
 
+# Kept apart from confirmatory.predictor_breakdown.stratified_bootstrap on purpose: the same signature, another
+# resampling (whole clusters); not one procedure written twice.
 @fill_doc
 def cluster_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],
