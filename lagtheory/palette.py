@@ -231,8 +231,8 @@ def record_text_sizes(shell: Any) -> None:
 
     Parameters
     ----------
-    shell : IPython.core.interactiveshell.InteractiveShell
-        The kernel's shell (``get_ipython()``).
+    shell : InteractiveShell
+        The kernel's IPython shell (``get_ipython()``).
     """
     png = shell.display_formatter.formatters["image/png"]
     shell.enable_matplotlib("inline")

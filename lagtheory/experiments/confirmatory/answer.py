@@ -211,10 +211,10 @@ def lag_sentence(study: Mapping[str, Any]) -> str:
     )
     text = (
         f"Registered: in joint training of the one-layer model the attention learns {way} than the output layer on "
-        f"{_of(len(main), total)} languages, timed by what the model computes (each group's knockout half-time"
+        f"{_of(len(main), total)} languages (knockout half-times"
     )
     if main:
-        text += f"; by {_range([round(value) for value in main])} steps on average"
+        text += f", {_range([round(value) for value in main])} steps apart on average"
     text += ")"
     if other:
         text += f", and {other_way} on {_of(len(other), total)}"
@@ -255,7 +255,7 @@ def help_sentence(analysis: Mapping[str, Any]) -> str:
         if sum(flags) <= FEW * len(flags)
     ]
     return (
-        f"On the one-layer models, lag (the output layer alone for the first quarter of the steps) fails less often "
+        f"On the one-layer models, lag (the output layer alone for the first quarter) fails less often "
         f"than joint training in {len(helped)} of {len(entries)} registered cells chosen where gains were "
         f"expected{where}, more often {_in(hurt)}" + (f", and hardly ever {' or '.join(few)}." if few else ".")
     )
@@ -328,7 +328,7 @@ def transformer_sentence(analysis: Mapping[str, Any], power: float | None = None
             " at a ceiling" if ceiling == equivalent else ""
         )
     return (
-        f"On a standard transformer (registered; this configuration only) {shown}"
+        f"On a standard transformer (registered, this configuration) {shown}"
         + (f", shown to hurt on {', '.join(hurt)}" if hurt else "")
         + f"{equal}, and {_of(undetermined, len(verdicts))} verdicts are undetermined"
         + ("" if power is None else f" (power at most {power:.2g} against the differences observed)")
@@ -365,7 +365,7 @@ def unknown_sentence(study: Mapping[str, Any], analysis: Mapping[str, Any], pred
     open_ = []
     if undetermined:
         open_.append(f"whether the attention lags on {', '.join(undetermined)}")
-    open_.append("whether it lags on a standard transformer (measured there only exploratorily)")
+    open_.append("whether it lags on a standard transformer (only explored)")
     if not predictor["outcome"]["beats_baseline"]:
         open_.append(f"why lag {way} (its registered predictor does not beat the design alone)")
     open_.append(f"whether it {way} elsewhere")

@@ -87,7 +87,7 @@ def verdict_grid(
     fig, axes = plt.subplots(
         1,
         len(optimisers),
-        figsize=(WIDTH_INCHES, 0.42 * len(tasks) + 1.9),
+        figsize=(WIDTH_INCHES, 0.36 * len(tasks) + 1.9),
         sharey=True,
         constrained_layout=True,
         squeeze=False,
