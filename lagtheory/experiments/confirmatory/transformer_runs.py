@@ -198,7 +198,7 @@ def record_units(
     head : mapping
         The record's own fields (format, registration hash, design file hash, command, seeds).
     start : float
-        :func:`time.perf_counter` when the command began.
+        ``time.perf_counter()`` when the command began.
     output : pathlib.Path
         The record (gzipped JSON).
     %(workers)s
