@@ -29,5 +29,6 @@
 - :mod:`~lagtheory.experiments.confirmatory.transformer_report`: that study reported as it is (power against the
   observed effect, ceilings, intervals, the grid rate by rate, the paired TOST) and a replication planned from it;
 - :mod:`~lagtheory.experiments.confirmatory.transformer_replication`: the registered replication of that study
-  (frozen design, units, registered analysis).
+  (frozen design, units, registered analysis);
+- :mod:`~lagtheory.experiments.confirmatory.replication_answer`: the replication's answer in words and tables.
 """
