@@ -364,6 +364,11 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
         "page : pathlib.Path, optional",
         "The registration page (default :data:`~lagtheory.experiments.paths.REGISTRATION_PAGE`).",
     ),
+    "replication_analysis": (
+        "analysis : mapping",
+        "The registered replication's analysis, outcome -> variant -> language -> entry "
+        "(:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).",
+    ),
     "replication_design": (
         "design : mapping",
         "The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..parameters import fill_doc
 from ..statistics.paired import format_p
 
 VARIANT_NAMES = {"shared": "shared rate", "best": "best vs best"}
@@ -79,15 +80,14 @@ def comparison_phrase(entry: Mapping[str, Any], effect: float) -> str:
     return f"undetermined (power {entry['power_observed']:.2g})"
 
 
+@fill_doc
 def comparisons(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The analysis's comparisons in the tables' order: (outcome, variant, language).
 
     Parameters
     ----------
-    analysis : mapping
-        The replication's analysis: outcome -> variant -> language -> entry.
-    design : mapping
-        The replication's design: ``compared``, ``outcomes`` and ``variants``.
+    %(replication_analysis)s
+    %(replication_design)s
 
     Returns
     -------
@@ -103,16 +103,15 @@ def comparisons(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[
     ]
 
 
+@fill_doc
 def answer_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[str]:
     """The answer as Markdown table lines: a row per language, a column per outcome and variant, each cell the
     comparison's phrase (:func:`comparison_phrase`) in bold.
 
     Parameters
     ----------
-    analysis : mapping
-        The replication's analysis.
-    design : mapping
-        The replication's design.
+    %(replication_analysis)s
+    %(replication_design)s
 
     Returns
     -------
@@ -130,6 +129,7 @@ def answer_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
     return lines
 
 
+@fill_doc
 def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[str]:
     """Every comparison's counts and tests as Markdown table lines: the seeds where only lag, or only joint, has
     the better outcome; lag's advantage with its 95% score interval (points); McNemar's and the equivalence test's
@@ -137,10 +137,8 @@ def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
 
     Parameters
     ----------
-    analysis : mapping
-        The replication's analysis.
-    design : mapping
-        The replication's design.
+    %(replication_analysis)s
+    %(replication_design)s
 
     Returns
     -------
@@ -163,6 +161,7 @@ def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
     return lines
 
 
+@fill_doc
 def language_summary(analysis: Mapping[str, Any], design: Mapping[str, Any], language: str) -> str:
     """What the replication says of one language over its outcomes and variants, as a clause: where lag helps
     (the outcomes, and the largest lower end among those comparisons), where it hurts (likewise), and then
@@ -170,10 +169,8 @@ def language_summary(analysis: Mapping[str, Any], design: Mapping[str, Any], lan
 
     Parameters
     ----------
-    analysis : mapping
-        The replication's analysis.
-    design : mapping
-        The replication's design.
+    %(replication_analysis)s
+    %(replication_design)s
     language : str
         One of the design's ``compared``.
 
@@ -216,16 +213,15 @@ def language_summary(analysis: Mapping[str, Any], design: Mapping[str, Any], lan
     return shown_text
 
 
+@fill_doc
 def replication_sentence(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> str:
     """The plain answer to "and on a standard transformer?" from the registered replication: per language (those
     with the same clause together) :func:`language_summary`, scoped to the replicated configuration.
 
     Parameters
     ----------
-    analysis : mapping
-        The replication's analysis.
-    design : mapping
-        The replication's design.
+    %(replication_analysis)s
+    %(replication_design)s
 
     Returns
     -------
