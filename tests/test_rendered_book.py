@@ -20,7 +20,8 @@ screen; the introduction opens with the same answer; the verdict page is at most
 screens long at 1400 px. No page has near-invisible text in the theme's light or dark mode (the claim map is
 also looked at in both modes at 390 px, and shot), figure captions take the body text's
 colour, and every figure's smallest text shows at least 6 px at 1400 px and at 390 px. Every figure a cell draws opens at full size on a click. A screenshot of every page (1400 px and 390 px wide, full height) is saved
-under ``_build/screenshots/`` so a change in the look can be seen, with
+under ``_build/screenshots/`` so a change in the look can be seen (unless ``LAGTHEORY_SCREENSHOTS=0``, as in
+CI, which keeps no files), with
 ``scrolling-boxes.txt``: the tables and graphs of the prose a reader has to scroll
 sideways (allowed, but worth shortening).
 """
@@ -36,6 +37,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SITE = os.environ.get("LAGTHEORY_RENDERED_BOOK")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+SHOOT = os.environ.get("LAGTHEORY_SCREENSHOTS", "1") != "0"
+"""Whether to save the screenshots (``LAGTHEORY_SCREENSHOTS=0``: not; they are for a person to look at and
+check nothing, so CI, which keeps no files, leaves them out)."""
 HOW = (
     "the rendered book is checked only after a build: run `jupyter-book build . --all -W -n --keep-going`, "
     "then `LAGTHEORY_RENDERED_BOOK=_build/html python -m pytest tests/test_rendered_book.py` "
@@ -81,7 +85,10 @@ def test_page_reads_cleanly(driver, page):
     site = _site()
     name = page.removesuffix(".html").replace("/", "__")
     problems = browser_check.check_page(
-        driver, site / page, screenshot=SCREENSHOTS / f"{name}.png", phone_screenshot=SCREENSHOTS / f"{name}-390.png"
+        driver,
+        site / page,
+        screenshot=SCREENSHOTS / f"{name}.png" if SHOOT else None,
+        phone_screenshot=SCREENSHOTS / f"{name}-390.png" if SHOOT else None,
     )
     # not a failure: what a reader must scroll sideways to see, listed for authors to shorten
     with (SCREENSHOTS / "scrolling-boxes.txt").open("a", encoding="utf-8") as report:
@@ -285,7 +292,8 @@ def test_the_claim_map_reads_in_light_and_dark_mode(driver, theme):
         browser_check.set_theme(driver, theme)
         background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
         problems += [f"{size[0]} px: {p}" for p in browser_check.low_contrast_text(driver)]
-        browser_check._screenshot(driver, SCREENSHOTS / f"claim_map-{theme}-{size[0]}.png", size)
+        if SHOOT:
+            browser_check._screenshot(driver, SCREENSHOTS / f"claim_map-{theme}-{size[0]}.png", size)
         dark = background not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)")
         assert dark == (theme == "dark"), f"the page did not switch to {theme} mode: body {background}"
     assert problems == [], "\n".join(problems)
