@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 
 from lagtheory.experiments.confirmatory import answer as A
+from lagtheory.experiments.confirmatory import replication_answer as RA
+from lagtheory.experiments.confirmatory import transformer_replication as X
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCES = A.answer(ROOT / "book" / "data" / "confirmatory")
@@ -165,7 +167,7 @@ def _exchanged_entry(entry: dict) -> dict:
     for a, b in (("joint_better", "lag_better"), ("joint_rate", "lag_rate"), ("joint_width", "lag_width")):
         if a in entry:
             out[a], out[b] = entry[b], entry[a]
-    for key in ("difference", "mean"):
+    for key in ("difference", "mean", "advantage"):
         if entry.get(key) is not None:
             out[key] = -entry[key]
     for key in ("interval", "interval_95", "interval_bonferroni"):
@@ -183,12 +185,18 @@ def exchanged_analysis(analysis: dict) -> dict:
     for variants in out["outcomes"].values():
         for variant, cells in variants.items():
             variants[variant] = {cell: _exchanged_entry(entry) for cell, entry in cells.items()}
-    window = out["window"]
-    if all(isinstance(entry, dict) and "verdict" in entry for entry in window.values()):  # the transformer's
-        out["window"] = {cell: _exchanged_entry(entry) for cell, entry in window.items()}
-    else:
-        out["window"] = {a: {c: _exchanged_entry(e) for c, e in cells.items()} for a, cells in window.items()}
+    out["window"] = {a: {c: _exchanged_entry(e) for c, e in cells.items()} for a, cells in out["window"].items()}
     return out
+
+
+def exchanged_replication(analysis: dict) -> dict:
+    """The replication's analysis with lag and joint exchanged: outcome -> variant -> language -> entry."""
+    return {
+        outcome: {
+            variant: {name: _exchanged_entry(e) for name, e in found.items()} for variant, found in variants.items()
+        }
+        for outcome, variants in analysis.items()
+    }
 
 
 def exchanged_predictor(predictor: dict) -> dict:
@@ -232,6 +240,7 @@ def exchanged_grid(grid: dict) -> dict:
 
 
 DATA = ROOT / "book" / "data"
+REPLICATION_DESIGN = X.load_replication(DATA / "transformer_replication_design.json", ROOT / "book" / "registration.md")
 
 
 def _records() -> dict:
@@ -239,7 +248,7 @@ def _records() -> dict:
         "study": json.loads((DATA / "lag_study" / "analysis.json").read_text()),
         "analysis": json.loads((DATA / "confirmatory" / "analysis.json").read_text()),
         "predictor": json.loads((DATA / "confirmatory" / "predictor.json").read_text()),
-        "transformer": json.loads((DATA / "transformer_study" / "analysis.json").read_text()),
+        "replication": json.loads((DATA / "transformer_replication" / "analysis.json").read_text()),
     }
 
 
@@ -247,7 +256,7 @@ def _all_sentences(records: dict) -> dict[str, str]:
     found = {f"answer_{k}": v for k, v in A.sentences(records["analysis"], records["predictor"]).items()}
     found["plain_lag"] = A.lag_sentence(records["study"])
     found["plain_help"] = A.help_sentence(records["analysis"])
-    found["plain_transformer"] = A.transformer_sentence(records["transformer"])
+    found["plain_transformer"] = RA.replication_sentence(records["replication"], REPLICATION_DESIGN)
     found["plain_unknown"] = A.unknown_sentence(records["study"], records["analysis"], records["predictor"])
     return found
 
@@ -258,7 +267,7 @@ def test_a_record_with_lag_and_joint_exchanged_changes_every_answer_sentence():
         "study": exchanged_study(records["study"]),
         "analysis": exchanged_analysis(records["analysis"]),
         "predictor": exchanged_predictor(records["predictor"]),
-        "transformer": exchanged_analysis(records["transformer"]),
+        "replication": exchanged_replication(records["replication"]),
     }
     before, after = _all_sentences(records), _all_sentences(exchanged)
     assert set(before) >= {f"plain_{k}" for k in A.PLAIN_KEYS} | {f"answer_{k}" for k in A.KEYS}

@@ -51,42 +51,58 @@ def test_each_verdict_states_the_bound_it_supports(e, phrase):
     assert RA.comparison_phrase(e, 0.05) == phrase
 
 
-def test_language_summaries_and_the_sentence():
+def test_where_names_a_set_of_comparisons():
+    f, r = DESIGN["outcomes"]
+    assert RA.where({(f, "shared"), (f, "best"), (r, "shared"), (r, "best")}, DESIGN) == "everywhere"
+    assert RA.where({(f, "shared"), (r, "shared")}, DESIGN) == "at the shared rate"
+    assert RA.where({(r, "best"), (f, "best")}, DESIGN) == "at each schedule's best rate"
+    assert RA.where({(r, "shared"), (r, "best")}, DESIGN) == "on recognition"
+    assert RA.where({(r, "shared")}, DESIGN) == "on recognition at the shared rate"
+    assert RA.where({(r, "best"), (f, "shared")}, DESIGN) == (
+        "on failure at the shared rate and on recognition at each schedule's best rate"
+    )
+
+
+def test_clauses_and_the_sentence():
     found = analysis(
         {
-            "A": [entry("helps", 0.021), entry("helps", 0.034), entry("equivalent"), entry("equivalent")],
-            "B": [entry("equivalent")] * 4,
-            "C": [entry("undetermined"), entry("equivalent"), entry("hurts", -0.1, -0.012), entry("equivalent")],
+            "A": [entry("helps", 0.023), entry("helps", 0.039), entry("helps", 0.021), entry("helps", 0.046)],
+            "B": [entry("equivalent"), entry("helps", 0.005), entry("equivalent"), entry("helps", 0.005)],
+            "C": [entry("equivalent"), entry("equivalent"), entry("hurts", -0.06, -0.008), entry("equivalent")],
         }
     )
-    assert RA.language_summary(found, DESIGN, "A") == (
-        "lag helps on failure by at least 3.4 points, equivalent within 5 points in the others"
+    assert RA.language_clause(found, DESIGN, "A") == "helps on A everywhere (by at least 2.1 points)"
+    assert RA.language_clause(found, DESIGN, "B") == (
+        "helps on B at each schedule's best rate (equivalent within 5 points at the shared rate)"
     )
-    assert RA.language_summary(found, DESIGN, "B") == "lag is equivalent within 5 points"
-    assert RA.language_summary(found, DESIGN, "C") == (
-        "lag hurts on recognition by at least 1.2 points, undetermined in 1 of 4 comparisons"
+    assert RA.language_clause(found, DESIGN, "C", margin_said=True) == (
+        "is equivalent on C except on recognition at the shared rate, where it hurts"
     )
-    both = analysis(
+    assert RA.language_clause(found, DESIGN, "C") == (
+        "is equivalent within 5 points on C except on recognition at the shared rate, where it hurts"
+    )
+    assert RA.replication_sentence(found, DESIGN) == (
+        "On a standard transformer (registered replication, this configuration), lag helps on A everywhere "
+        "(by at least 2.1 points), helps on B at each schedule's best rate (equivalent within 5 points at the "
+        "shared rate), and is equivalent on C except on recognition at the shared rate, where it hurts."
+    )
+    mixed = analysis(
         {
-            "A": [entry("helps", 0.021), entry("equivalent"), entry("helps", 0.05), entry("equivalent")],
-            "B": [entry("undetermined")] * 4,
-            "C": [entry("undetermined"), entry("equivalent"), entry("equivalent"), entry("equivalent")],
+            "A": [entry("undetermined")] * 4,
+            "B": [entry("hurts", -0.2, -0.1)] * 4,
+            "C": [entry("undetermined"), entry("equivalent"), entry("helps", 0.01), entry("hurts", -0.1, -0.05)],
         }
     )
-    assert RA.language_summary(both, DESIGN, "A") == (
-        "lag helps on failure and recognition by at least 5.0 points of recognition, equivalent within 5 points "
-        "in the others"
+    assert RA.language_clause(mixed, DESIGN, "A") == "is undetermined on A everywhere"
+    assert RA.language_clause(mixed, DESIGN, "B") == "hurts on B everywhere (by at least 10.0 points)"
+    assert RA.language_clause(mixed, DESIGN, "C") == (
+        "helps on C on recognition at the shared rate (hurts on recognition at each schedule's best rate; "
+        "equivalent within 5 points on failure at each schedule's best rate; undetermined on failure at the "
+        "shared rate)"
     )
-    assert RA.language_summary(both, DESIGN, "B") == "lag is undetermined"
-    assert RA.language_summary(both, DESIGN, "C") == (
-        "lag is equivalent within 5 points, undetermined in 1 of 4 comparisons"
+    assert RA.language_clause(analysis({n: [entry("helps", -0.01)] * 4 for n in "ABC"}), DESIGN, "A") == (
+        "helps on A everywhere"
     )
-    same = analysis({name: [entry("equivalent")] * 4 for name in "ABC"})
-    assert RA.replication_sentence(same, DESIGN) == (
-        "On a standard transformer (a registered replication, this configuration), against joint training: "
-        "on A and B and C lag is equivalent within 5 points."
-    )
-    assert RA.replication_sentence(found, DESIGN).count("; ") == 2
 
 
 def test_the_tables_have_a_cell_per_comparison():

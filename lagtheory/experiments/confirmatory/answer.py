@@ -8,12 +8,14 @@ verdict chapter open with (``tests/test_one_answer.py`` fails when any of the th
   lag study (``book/data/lag_study/analysis.json``: each group's knockout half-time on the one-layer model);
 * ``help``: does making it lag help, where and by how much? :func:`help_sentence`, from the one-layer
   registered study (``book/data/confirmatory/analysis.json``), scoped to its cells;
-* ``transformer``: on a standard transformer? :func:`transformer_sentence`, from the registered transformer
-  study (``book/data/transformer_study/analysis.json``), scoped to that model and configuration;
+* ``transformer``: on a standard transformer?
+  :func:`~lagtheory.experiments.confirmatory.replication_answer.replication_sentence`, from the registered
+  replication of the transformer study (``book/data/transformer_replication/analysis.json``), scoped to that model
+  and configuration;
 * ``unknown``: what is not known. :func:`unknown_sentence`.
 
-Each has its own function so that a newer record (the transformer study's replication, say) replaces one
-sentence without touching the others. :func:`verdict_table` counts
+Each has its own function so that a newer record replaces one sentence without touching the others (the
+transformer's sentence came from the first registered transformer study until its replication ran). :func:`verdict_table` counts
 the registered verdicts per outcome and task family.
 
 **The registered study's counts** (:data:`KEYS`; :func:`sentences`), which the verdict chapter gives after the
@@ -49,8 +51,8 @@ from ..paths import BOOK_DATA, CONFIRMATORY_RECORDS
 from .design import regime_of
 from .predictor_breakdown import family_of
 from .registration import CONFIRMATORY_LEVELS
-from .transformer_design import load_design
-from .transformer_report import observed_power
+from .replication_answer import replication_sentence
+from .transformer_replication import load_replication
 
 FEW = 0.1
 """A group of cells counts as one where lag does not help when it fails less often in at most this share."""
@@ -62,8 +64,6 @@ KEYS = ("helps", "not", "loss", "scope", "step")
 """The sentences of the registered study's counts, in order."""
 PLAIN_KEYS = ("lag", "help", "transformer", "unknown")
 """The sentences of the plain answer, in order; one per question."""
-CEILING = 0.95
-"""A language is at a ceiling when joint training recognises it on at least this share of the seeds."""
 FAMILIES = ("languages", "regression", "in-context regression")
 """The one-layer study's task families, in the order of the verdict table."""
 OUTCOME_NAMES = {
@@ -261,85 +261,6 @@ def help_sentence(analysis: Mapping[str, Any]) -> str:
     )
 
 
-def transformer_sentence(analysis: Mapping[str, Any], power: float | None = None) -> str:
-    """The plain answer to "and on a standard transformer?" (the registered transformer study).
-
-    Parameters
-    ----------
-    analysis : mapping
-        ``book/data/transformer_study/analysis.json``: ``outcomes`` (outcome -> variant -> language -> entry with
-        ``verdict`` and ``joint_rate``) and ``window`` (language -> entry with ``verdict``).
-    power : float, optional
-        The largest power of a family's difference test against the differences the run observed
-        (:func:`~lagtheory.experiments.confirmatory.transformer_report.observed_power`), said beside the
-        undetermined verdicts when given.
-
-    Returns
-    -------
-    str
-        One sentence: on how many of its languages lag is shown to help (and, where on none, which way its failure
-        rate at the shared step size leans), which are shown equivalent and whether joint training is at a
-        ceiling there (:data:`CEILING`), and how many verdicts and windows are undetermined.
-    """
-    verdicts = {
-        (outcome, variant, language): entry
-        for outcome, variants in analysis["outcomes"].items()
-        for variant, languages in variants.items()
-        for language, entry in languages.items()
-    }
-    languages = sorted({language for *_, language in verdicts})
-    helped = sorted({language for (*_, language), e in verdicts.items() if e["verdict"] == "helps"})
-    hurt = sorted({language for (*_, language), e in verdicts.items() if e["verdict"] == "hurts"})
-    equivalent = sorted(
-        language
-        for language in languages
-        if all(e["verdict"] == "equivalent" for (*_, name), e in verdicts.items() if name == language)
-    )
-    ceiling = [
-        language
-        for language in equivalent
-        if all(
-            e["joint_rate"] >= CEILING
-            for (outcome, _, name), e in verdicts.items()
-            if name == language and outcome == "recognition"
-        )
-    ]
-    undetermined = sum(e["verdict"] == "undetermined" for e in verdicts.values())
-    windows = [entry["verdict"] for entry in analysis["window"].values()]
-    shown = (
-        f"lag is shown to help on {', '.join(helped)}"
-        if helped
-        else f"lag is not shown to help on any of {len(languages)} languages"
-    )
-    shared = analysis["outcomes"]["failure"]["shared"]
-    leaning = [
-        f"{word} on " + ("all" if count == len(shared) > 1 else _of(count, len(shared)))
-        for word, count in (
-            ("lower", sum(e["difference"] < 0 for e in shared.values())),
-            ("higher", sum(e["difference"] > 0 for e in shared.values())),
-        )
-        if count
-    ]
-    if leaning and not helped and not hurt:
-        shown += f" (its failure rate {' and '.join(leaning)}, not significantly)"
-    equal = ""
-    if equivalent:
-        equal = f"; {' and '.join(equivalent)} {'is' if len(equivalent) == 1 else 'are'} equivalent" + (
-            " at a ceiling" if ceiling == equivalent else ""
-        )
-    return (
-        f"On a standard transformer (registered, this configuration) {shown}"
-        + (f", shown to hurt on {', '.join(hurt)}" if hurt else "")
-        + f"{equal}, and {_of(undetermined, len(verdicts))} verdicts are undetermined"
-        + ("" if power is None else f" (power at most {power:.2g} against the differences observed)")
-        + (
-            ", as is every step-size window."
-            if windows.count("undetermined") == len(windows)
-            else f", as are {_of(windows.count('undetermined'), len(windows))} step-size windows."
-        )
-    )
-
-
 def unknown_sentence(study: Mapping[str, Any], analysis: Mapping[str, Any], predictor: Mapping[str, Any]) -> str:
     """The plain answer to "what is not known?".
 
@@ -379,7 +300,7 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     ----------
     data : pathlib.Path, optional
         The records' folder (default ``book/data``): ``lag_study/analysis.json``, ``confirmatory/analysis.json``,
-        ``confirmatory/predictor.json``, ``transformer_study/analysis.json``.
+        ``confirmatory/predictor.json``, ``transformer_replication/analysis.json`` (and the replication's design).
 
     Returns
     -------
@@ -389,18 +310,12 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     study = json.loads((data / "lag_study" / "analysis.json").read_text())
     analysis = json.loads((data / "confirmatory" / "analysis.json").read_text())
     predictor = json.loads((data / "confirmatory" / "predictor.json").read_text())
-    transformer = json.loads((data / "transformer_study" / "analysis.json").read_text())
-    power = max(
-        family["pooled"]["power"]
-        for variants in observed_power(
-            transformer, load_design(data / "transformer_design.json", data.parent / "registration.md")
-        ).values()
-        for family in variants.values()
-    )
+    replication = json.loads((data / "transformer_replication" / "analysis.json").read_text())
+    design = load_replication(data / "transformer_replication_design.json", data.parent / "registration.md")
     return {
         "lag": lag_sentence(study),
         "help": help_sentence(analysis),
-        "transformer": transformer_sentence(transformer, power),
+        "transformer": replication_sentence(replication, design),
         "unknown": unknown_sentence(study, analysis, predictor),
     }
 

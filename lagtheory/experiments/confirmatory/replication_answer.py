@@ -161,11 +161,52 @@ def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
     return lines
 
 
+VERBS = {"helps": "helps", "hurts": "hurts", "equivalent": "is equivalent", "undetermined": "is undetermined"}
+"""A verdict as the verb of a sentence whose subject is lag."""
+VERDICT_ORDER = ("helps", "hurts", "equivalent", "undetermined")
+"""The order in which a sentence names verdicts that cover equally many comparisons."""
+VARIANT_PLACES = {"shared": "at the shared rate", "best": "at each schedule's best rate"}
+"""Where a comparison of each variant was made, as a phrase."""
+
+
+def where(cells: set[tuple[str, str]], design: Mapping[str, Any]) -> str:
+    """A set of (outcome, variant) comparisons of one language as a phrase: "everywhere", "at the shared rate"
+    (both outcomes there), "on failure" (both variants), or the comparisons one by one ("on recognition at the
+    shared rate").
+
+    Parameters
+    ----------
+    cells : set of tuple of str
+        Some of the language's (outcome, variant) comparisons.
+    design : mapping
+        The replication's design: its ``outcomes`` and ``variants``.
+
+    Returns
+    -------
+    str
+        The phrase.
+    """
+    outcomes, variants = list(design["outcomes"]), list(design["variants"])
+    if len(cells) == len(outcomes) * len(variants):
+        return "everywhere"
+    for variant in variants:
+        if cells == {(outcome, variant) for outcome in outcomes}:
+            return VARIANT_PLACES[variant]
+    for outcome in outcomes:
+        if cells == {(outcome, variant) for variant in variants}:
+            return f"on {OUTCOME_WORDS[outcome]}"
+    ordered = [(o, v) for o in outcomes for v in variants if (o, v) in cells]
+    return " and ".join(f"on {OUTCOME_WORDS[o]} {VARIANT_PLACES[v]}" for o, v in ordered)
+
+
 @fill_doc
-def language_summary(analysis: Mapping[str, Any], design: Mapping[str, Any], language: str) -> str:
-    """What the replication says of one language over its outcomes and variants, as a clause: where lag helps
-    (the outcomes, and the largest lower end among those comparisons), where it hurts (likewise), and then
-    whether the other comparisons are equivalent or some are undetermined.
+def language_clause(
+    analysis: Mapping[str, Any], design: Mapping[str, Any], language: str, margin_said: bool = False
+) -> str:
+    """What the replication says of one language, as a clause whose subject is lag: the verdict of most of its
+    comparisons and where it holds (with lag's smallest bound where it helps or hurts everywhere), then the
+    others, e.g. "helps on FIRST at each schedule's best rate (equivalent within 5 points at the shared rate)"
+    or "is equivalent on TWO_B except on recognition at the shared rate, where it hurts".
 
     Parameters
     ----------
@@ -173,50 +214,46 @@ def language_summary(analysis: Mapping[str, Any], design: Mapping[str, Any], lan
     %(replication_design)s
     language : str
         One of the design's ``compared``.
+    margin_said : bool, optional
+        Whether an earlier clause already gave the equivalence margin (then "equivalent" alone).
 
     Returns
     -------
     str
-        The clause: "lag helps on failure by at least X points", "lag hurts ...", "lag is equivalent within X
-        points", "lag is undetermined", or the shown verdicts followed by "equivalent within X points in the
-        others" or "undetermined in k of m comparisons".
+        The clause.
     """
-    entries = [
-        (outcome, analysis[outcome][variant][language])
-        for outcome in design["outcomes"]
-        for variant in design["variants"]
-    ]
-    order = list(OUTCOME_WORDS)
-    parts = []
-    for verdict, sign in (("helps", 1), ("hurts", -1)):
-        shown = [(outcome, e) for outcome, e in entries if e["verdict"] == verdict]
-        if not shown:
-            continue
-        bound, outcome = max((e["interval"][0] if sign > 0 else -e["interval"][1], o) for o, e in shown)
-        outcomes = sorted({o for o, _ in shown}, key=order.index)
-        text = f"{verdict} on {' and '.join(OUTCOME_WORDS[o] for o in outcomes)}"
-        if bound > 0:
-            text += f" by at least {points(bound)}" + (f" of {OUTCOME_WORDS[outcome]}" if len(outcomes) > 1 else "")
-        parts.append(text)
-    verdicts = [e["verdict"] for _, e in entries]
-    margin = margin_points(design["effect"])
-    if not parts:
-        if all(v == "equivalent" for v in verdicts):
-            return f"lag is equivalent within {margin}"
-        if all(v == "undetermined" for v in verdicts):
-            return "lag is undetermined"
-    shown_text = "lag " + " and ".join(parts) if parts else "lag is equivalent within " + margin
-    if "undetermined" in verdicts:
-        return f"{shown_text}, undetermined in {verdicts.count('undetermined')} of {len(verdicts)} comparisons"
-    if parts and "equivalent" in verdicts:
-        return f"{shown_text}, equivalent within {margin} in the others"
-    return shown_text
+    groups: dict[str, set[tuple[str, str]]] = {}
+    for outcome in design["outcomes"]:
+        for variant in design["variants"]:
+            groups.setdefault(analysis[outcome][variant][language]["verdict"], set()).add((outcome, variant))
+    ordered = sorted(groups, key=lambda v: (-len(groups[v]), VERDICT_ORDER.index(v)))
+    main, others = ordered[0], ordered[1:]
+    margin = "" if margin_said else f" within {margin_points(design['effect'])}"
+
+    def verb(verdict: str, first: bool) -> str:
+        text = VERBS[verdict] if first or verdict != "equivalent" else "equivalent"
+        return text + (margin if verdict == "equivalent" else "")
+
+    clause = f"{verb(main, True)} on {language}"
+    if not others:
+        clause += " everywhere"
+        if main in ("helps", "hurts"):
+            entries = [analysis[o][v][language] for o, v in groups[main]]
+            bound = min(e["interval"][0] if main == "helps" else -e["interval"][1] for e in entries)
+            if bound > 0:
+                clause += f" (by at least {points(bound)})"
+        return clause
+    if len(others) == 1 and len(groups[others[0]]) == 1:
+        return f"{clause} except {where(groups[others[0]], design)}, where it {VERBS[others[0]]}"
+    rest = "; ".join(f"{verb(v, False).removeprefix('is ')} {where(groups[v], design)}" for v in others)
+    return f"{clause} {where(groups[main], design)} ({rest})"
 
 
 @fill_doc
 def replication_sentence(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> str:
-    """The plain answer to "and on a standard transformer?" from the registered replication: per language (those
-    with the same clause together) :func:`language_summary`, scoped to the replicated configuration.
+    """The plain answer to "and on a standard transformer?" from the registered replication: a
+    :func:`language_clause` per language (the equivalence margin given once), scoped to the replicated
+    configuration.
 
     Parameters
     ----------
@@ -226,14 +263,11 @@ def replication_sentence(analysis: Mapping[str, Any], design: Mapping[str, Any])
     Returns
     -------
     str
-        One sentence, its clauses joined by semicolons.
+        One sentence.
     """
-    clauses: dict[str, list[str]] = {}
+    clauses, margin_said = [], False
     for language in design["compared"]:
-        clauses.setdefault(language_summary(analysis, design, language), []).append(language)
-    said = [f"on {' and '.join(languages)} {clause}" for clause, languages in clauses.items()]
-    return (
-        "On a standard transformer (a registered replication, this configuration), against joint training: "
-        + "; ".join(said)
-        + "."
-    )
+        clauses.append(language_clause(analysis, design, language, margin_said))
+        margin_said = margin_said or "within" in clauses[-1]
+    listed = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + ", and " + clauses[-1]
+    return f"On a standard transformer (registered replication, this configuration), lag {listed}."
