@@ -365,7 +365,6 @@ def load_design(path: str | Path = LAG_DESIGN, page: str | Path = REGISTRATION_P
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-@fill_doc
 def write_part(part: str, output: Path, record: Path | None = None) -> Path:
     """The lag study's part of the one command (``python -m lagtheory.experiments.run lag-study --part
     pilot|design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.lag_study
@@ -377,7 +376,8 @@ def write_part(part: str, output: Path, record: Path | None = None) -> Path:
     ----------
     part : str
         ``"pilot"``, ``"design"``, ``"run"`` or ``"analyse"``.
-    %(file_output)s
+    output : pathlib.Path
+        The file to write (its folder exists).
     record : pathlib.Path, optional
         ``design``: the pilot's record; ``analyse``: the study's record (default: the committed ones).
 

@@ -79,8 +79,9 @@ def derive_replication(
 
     Parameters
     ----------
-    %(transformer_record)s
-    %(transformer_design)s
+    record : mapping
+        The registered transformer study's record (``book/data/transformer_study/study.json.gz``).
+    %(design)s
     study_sha256, design_sha256 : str
         The SHA-256 of the study's record file and of its design file, kept in the design as its basis.
 
@@ -109,13 +110,13 @@ def derive_replication(
     }
 
 
-@fill_doc
 def design_text(design: Mapping[str, Any]) -> str:
     """The design file's text: sorted keys, one-space indent, a final newline (the bytes its hash is of).
 
     Parameters
     ----------
-    %(replication_design)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -131,7 +132,7 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
 
     Parameters
     ----------
-    %(registration_page)s
+    %(page)s
 
     Returns
     -------
@@ -163,7 +164,7 @@ def load_replication(path: Path = REPLICATION_DESIGN, page: Path = REGISTRATION_
     ----------
     path : pathlib.Path, optional
         The design file.
-    %(registration_page)s
+    %(page)s
 
     Returns
     -------
@@ -185,8 +186,9 @@ def replication_rows(design: Mapping[str, Any], language: str) -> list[tuple[str
 
     Parameters
     ----------
-    %(replication_design)s
-    %(compared_language)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
+    %(language)s
 
     Returns
     -------
@@ -207,8 +209,9 @@ def variant_keys(design: Mapping[str, Any], language: str, variant: str) -> tupl
 
     Parameters
     ----------
-    %(replication_design)s
-    %(compared_language)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
+    %(language)s
     variant : str
         "shared" (both schedules at the shared rate) or "best" (each at its tuned configuration).
 
@@ -223,13 +226,13 @@ def variant_keys(design: Mapping[str, Any], language: str, variant: str) -> tupl
     return f"joint rate={choice['joint']['rate']:g}", lag_key(choice["lag"]["rate"], choice["lag"]["warm_fraction"])
 
 
-@fill_doc
 def replication_units(design: Mapping[str, Any], registration: str) -> dict[str, Any]:
     """The replication's units: per compared language and chunk of :data:`UNIT_SEEDS` seeds, its rows.
 
     Parameters
     ----------
-    %(replication_design)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
     registration : str
         The replication section's hash, carried by every payload.
 
@@ -250,7 +253,6 @@ def replication_units(design: Mapping[str, Any], registration: str) -> dict[str,
     return chunked_units("replication", rows, setting, design["seeds"], design["unit_seeds"], registration)
 
 
-@fill_doc
 def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) -> dict[str, Any]:
     """The registered analysis (module docstring) of the replication's record under its design.
 
@@ -258,7 +260,8 @@ def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) ->
     ----------
     record : mapping
         The replication's record (its ``units``, as the study's) with the design's seeds.
-    %(replication_design)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -308,7 +311,6 @@ def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) ->
     return found
 
 
-@fill_doc
 def verdict(entry: Mapping[str, Any], alpha: float) -> str:
     """A comparison's registered verdict: "helps"/"hurts" where the difference is shown (Holm-adjusted
     McNemar p < alpha; direction by the larger discordant count), "equivalent" where only the equivalence is
@@ -318,7 +320,8 @@ def verdict(entry: Mapping[str, Any], alpha: float) -> str:
     ----------
     entry : mapping
         ``lag_better``, ``joint_better``, ``p_adjusted`` and ``p_equivalence_adjusted``.
-    %(alpha)s
+    alpha : float
+        The level, in (0, 1).
 
     Returns
     -------
@@ -369,7 +372,6 @@ def run_replication(workers: int, output: Path, quiet: bool = False) -> Path:
     return record_units(units, head, start, output, workers, quiet)
 
 
-@fill_doc
 def write_part(part: str, output: Path, record: Path | None = None, workers: int = 2, quiet: bool = False) -> Path:
     """The replication's part of the one command (``python -m lagtheory.experiments.run transformer-replication
     --part design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.transformer_replication
@@ -380,7 +382,8 @@ def write_part(part: str, output: Path, record: Path | None = None, workers: int
     ----------
     part : str
         ``"design"``, ``"run"`` or ``"analyse"``.
-    %(file_output)s
+    output : pathlib.Path
+        The file to write (its folder exists).
     record : pathlib.Path, optional
         ``analyse``: the replication's record (default ``<the replication's folder>/replication.json.gz``).
     workers : int, optional

@@ -306,7 +306,6 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     return {name: torch.stack(values) for name, values in draws.items()}
 
 
-@fill_doc
 def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The initial parameters of :class:`~lagtheory.experiments.engine.config.TrainingConfig` from the seeds' standard normal ``draws``
     (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
@@ -318,7 +317,8 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
     ----------
     task : Task
         Gives the parameters' shapes and groups (and the preset attention).
-    %(config)s
+    config : TrainingConfig
+        The scales and the attention's initialisation.
     draws : mapping of str to torch.Tensor
         The standard normal draws of :func:`standard_draws`, name -> (seeds, ...).
 
@@ -356,7 +356,8 @@ def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int])
     ----------
     task : Task
         Gives the parameters' shapes and groups.
-    %(config)s
+    config : TrainingConfig
+        The scales and the attention's initialisation.
     %(seeds)s
 
     Returns
@@ -387,7 +388,8 @@ def run_cell(
     schedules : sequence of str, optional
         A non-empty sequence of schedule names (default: all of
         :data:`~lagtheory.schedules.AVAILABLE_SCHEDULES`).
-    %(exploratory_seeds)s
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default 0 to 29).
     %(progress)s
 
     Returns
@@ -446,7 +448,8 @@ def run_rows(
     rows : sequence of tuple of (str, TrainingConfig)
         A non-empty sequence of (schedule name, configuration) pairs sharing the optimiser
         and the batch size.
-    %(exploratory_seeds)s
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default 0 to 29).
     %(progress)s
     evaluate : bool, optional
         Whether to compute the test metrics.

@@ -93,14 +93,14 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
     return helps, hurts
 
 
-@fill_doc
 def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[int, int]:
     """(helps, hurts) of lag over the 300 language main-grid cells by the verdict page's rule (paired t, or
     exact McNemar for ``recognised``, Holm over each regime-map family) applied to ``quantity``.
 
     Parameters
     ----------
-    %(languages_record)s
+    record : mapping
+        The languages record.
     quantity : str
         A stored per-seed quantity (the primary metric, ``recognised``, ``accuracy_above_training``).
 
@@ -217,14 +217,14 @@ def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, st
     return {c.name: c.verdict for c in compare_family(comparisons) if c.verdict != "undetermined"}
 
 
-@fill_doc
 def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str], float]:
     """Languages: the share of runs that recognise the language, per (optimiser, rate, schedule) over the six
     centre cells (rate "centre") and their base-rate cells at ratio 1 ("base*0.316", "base*3.16").
 
     Parameters
     ----------
-    %(languages_record)s
+    record : mapping
+        The languages record.
 
     Returns
     -------
@@ -297,14 +297,14 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-@fill_doc
 def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     """Language main-grid cells where the log loss says lag helps (regime-map family) while lag recognises the
     language in fewer runs than joint: (cell, lag's recognising runs, joint's).
 
     Parameters
     ----------
-    %(languages_record)s
+    record : mapping
+        The languages record.
 
     Returns
     -------

@@ -224,14 +224,15 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
-    @fill_doc
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
         """The predictions of the models ``params`` on ``batch`` (implemented by subclasses).
 
         Parameters
         ----------
-        %(schedule_params)s
-        %(batch)s
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading (schedule, seed) dimensions.
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
 
         Returns
         -------
@@ -240,13 +241,13 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
-    @fill_doc
     def target(self, batch: Any) -> torch.Tensor:
         """The regression targets of ``batch`` (implemented by subclasses).
 
         Parameters
         ----------
-        %(batch)s
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
 
         Returns
         -------
@@ -274,14 +275,15 @@ class SequenceRegression:
         """
         return SeedStream(self, seeds, batch_size)
 
-    @fill_doc
     def losses(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
         """The mean squared error over the batch of each (schedule, seed).
 
         Parameters
         ----------
-        %(schedule_params)s
-        %(batch)s
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading (schedule, seed) dimensions.
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
 
         Returns
         -------

@@ -39,7 +39,6 @@ import torch
 
 from lagtheory._validation import check_integer, check_positive
 
-from ...parameters import fill_doc
 from .driver import SequenceRegression, SequenceSetting, seed_einsum
 
 KEY_COORDINATE = 0  # k* = e_0
@@ -73,7 +72,6 @@ class RegressionBatch:
     target: torch.Tensor
 
 
-@fill_doc
 def sample_batch(
     rng: np.random.Generator | list[np.random.Generator],
     batch_size: int | tuple[int, ...],
@@ -93,15 +91,18 @@ def sample_batch(
 
     Parameters
     ----------
-    %(rng)s
+    rng : numpy.random.Generator or list of numpy.random.Generator
+        One generator, or a non-empty list of them (one per seed).
     batch_size : int or tuple of int
         Sequences per batch, or a shape; each entry >= 1.
     min_length : int
         The shortest length, >= 1.
     max_length : int
         The longest length, >= ``min_length``.
-    %(token_dim)s
-    %(marker)s
+    dim : int
+        The token dimension D, >= 2.
+    marker : float, optional
+        The marker kappa, finite and > 0.
 
     Returns
     -------
@@ -174,7 +175,6 @@ def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
     return torch.take_along_dim(tokens[..., VALUE_COORDINATE], position.unsqueeze(-1), dim=-1).squeeze(-1)
 
 
-@fill_doc
 def attention_weights(
     query: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
@@ -183,7 +183,8 @@ def attention_weights(
 
     Parameters
     ----------
-    %(query)s
+    query : torch.Tensor
+        q (..., D), any leading (schedule, seed) dimensions.
     tokens : torch.Tensor
         float64 (B, N, D) or with a leading seed dimension, zero on padding.
     mask : torch.Tensor
@@ -202,7 +203,6 @@ def attention_weights(
     return torch.softmax(scores, dim=-1)
 
 
-@fill_doc
 def predict(
     query: torch.Tensor, readout: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
@@ -210,7 +210,8 @@ def predict(
 
     Parameters
     ----------
-    %(query)s
+    query : torch.Tensor
+        q (..., D), any leading (schedule, seed) dimensions.
     readout : torch.Tensor
         v (..., D), the same leading dimensions.
     tokens, mask, lengths : torch.Tensor
@@ -225,7 +226,6 @@ def predict(
     return (alpha * seed_einsum("d,bnd->bn", readout, tokens, 1)).sum(dim=-1)  # sum_i alpha_i <v, x_i>
 
 
-@fill_doc
 class SingleLocationModel(torch.nn.Module):
     """One length-scaled attention layer with a trainable query, then a linear readout, for one model
     (the engine trains many at once through :func:`predict`).
@@ -235,7 +235,8 @@ class SingleLocationModel(torch.nn.Module):
 
     Parameters
     ----------
-    %(token_dim)s
+    dim : int
+        The token dimension D, >= 2.
 
     Raises
     ------
@@ -251,15 +252,17 @@ class SingleLocationModel(torch.nn.Module):
         self.query = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
         self.readout = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
 
-    @fill_doc
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """:func:`attention_weights` of this model, shape (B, N).
 
         Parameters
         ----------
-        %(tokens)s
-        %(token_mask)s
-        %(mask_lengths)s
+        tokens : torch.Tensor
+            float64 (B, N, D).
+        mask : torch.Tensor
+            bool (B, N).
+        lengths : torch.Tensor
+            (B,), the number of True entries of each mask row.
 
         Returns
         -------
@@ -274,15 +277,17 @@ class SingleLocationModel(torch.nn.Module):
         self._check_batch(tokens, mask, lengths)
         return attention_weights(self.query, tokens, mask, lengths)
 
-    @fill_doc
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """:func:`predict` of this model, shape (B,).
 
         Parameters
         ----------
-        %(tokens)s
-        %(token_mask)s
-        %(mask_lengths)s
+        tokens : torch.Tensor
+            float64 (B, N, D).
+        mask : torch.Tensor
+            bool (B, N).
+        lengths : torch.Tensor
+            (B,), the number of True entries of each mask row.
 
         Returns
         -------
@@ -306,7 +311,6 @@ class SingleLocationModel(torch.nn.Module):
             raise ValueError("lengths must have shape (B,) and equal the number of True entries of each mask row")
 
 
-@fill_doc
 @dataclass(frozen=True)
 class RegressionSetting(SequenceSetting):
     """The data of the task: token dimension ``dim`` D and ``marker`` kappa; the sizes are sequence lengths.
@@ -317,7 +321,8 @@ class RegressionSetting(SequenceSetting):
         As in :class:`~lagtheory.experiments.tasks.sequences.driver.SequenceSetting` (sequence lengths).
     dim : int, optional
         The token dimension D, >= 2.
-    %(marker)s
+    marker : float, optional
+        The marker kappa, finite and > 0.
     preset_key : float, optional
         ``kappa t`` of the preset query, finite and > 0.
 
