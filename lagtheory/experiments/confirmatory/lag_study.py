@@ -33,9 +33,7 @@ from ``--record``, default the committed pilot), runs the registered seeds of th
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -58,6 +56,7 @@ from ..tasks.languages.catalogue import TASKS
 from ..tasks.languages.task import LANGUAGE_TRAINING, LanguageRuns
 from .registration import CONFIRMATORY_TASKS
 from .transformer import design_text
+from .transformer_design import load_frozen, registered_design_hash
 
 LANGUAGES: tuple[str, ...] = CONFIRMATORY_TASKS["languages"]
 """The languages of the languages study (the six registered there)."""
@@ -353,16 +352,9 @@ def load_design(path: str | Path = LAG_DESIGN, page: str | Path = REGISTRATION_P
     Raises
     ------
     ValueError
-        If the file's SHA-256 is not the one quoted, or none is quoted.
+        If the file's SHA-256 is not the one quoted, or the section does not quote one exactly once.
     """
-    from .registration import registered_section
-
-    section = registered_section(Path(page).read_text(encoding="utf-8"), "lag")
-    quoted = re.search(r"design file SHA-256: `([0-9a-f]{64})`", section)
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    if quoted is None or quoted.group(1) != digest:
-        raise ValueError(f"{path} has SHA-256 {digest}, not the one the registered lag section quotes")
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return load_frozen(Path(path), registered_design_hash(page, "lag"), "lag design")
 
 
 def write_part(part: str, output: Path, record: Path | None = None) -> Path:

@@ -328,12 +328,16 @@ def design_hash(path: Path = TRANSFORMER_DESIGN) -> str:
 
 
 @fill_doc
-def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
-    """The design file's SHA-256 as the registered transformer section quotes it.
+def registered_design_hash(page: Path = REGISTRATION_PAGE, section: str = "transformer") -> str:
+    """The design file's SHA-256 as the registered section ``section`` quotes it, in a line ``design file SHA-256:
+    `<hash>```: the one reading of the quoted hash for the three registered designs (this study's, the
+    replication's and the lag study's).
 
     Parameters
     ----------
     %(page)s
+    section : str, optional
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"transformer"``).
 
     Returns
     -------
@@ -345,9 +349,9 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     ValueError
         If the section does not quote one hash exactly once.
     """
-    found = DESIGN_HASH_PATTERN.findall(registered_section(Path(page).read_text(encoding="utf-8"), "transformer"))
+    found = DESIGN_HASH_PATTERN.findall(registered_section(Path(page).read_text(encoding="utf-8"), section))
     if len(found) != 1:
-        raise ValueError(f"the transformer section must quote the design file's SHA-256 once, found {len(found)}")
+        raise ValueError(f"the {section} section must quote the design file's SHA-256 once, found {len(found)}")
     return found[0]
 
 

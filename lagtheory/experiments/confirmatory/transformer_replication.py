@@ -42,9 +42,9 @@ from ..statistics.paired import holm, mcnemar_exact
 from ..statistics.power import mcnemar_power
 from ..tasks.transformer.task import TransformerSetting
 from ..tasks.transformer.units import training_at
-from .registration import registered_section
 from .transformer import ALPHA, STUDY_FOLDER, VARIANTS, lag_key, load_design, pilot_rows
 from .transformer_design import design_hash, load_frozen
+from .transformer_design import registered_design_hash as quoted_design_hash
 from .transformer_report import (
     EFFECT,
     REPLICATION_OUTCOMES,
@@ -67,8 +67,6 @@ FIRST_SEED = 810_000
 """The replication's seeds are FIRST_SEED .. FIRST_SEED + n - 1, used by no other run."""
 UNIT_SEEDS = 64
 """Seeds per unit, trained together in one batched loop (the batching the benchmark measures)."""
-DESIGN_HASH_LINE = "replication design file SHA-256: `{}`"
-"""How the registered section quotes the design file's hash."""
 
 
 @fill_doc
@@ -128,7 +126,8 @@ def design_text(design: Mapping[str, Any]) -> str:
 
 @fill_doc
 def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
-    """The design file's SHA-256 that the replication section quotes.
+    """The design file's SHA-256 that the replication section quotes
+    (:func:`~lagtheory.experiments.confirmatory.transformer_design.registered_design_hash` of its section).
 
     Parameters
     ----------
@@ -144,16 +143,7 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     ValueError
         If the section quotes none, or more than one.
     """
-    section = registered_section(page.read_text(encoding="utf-8"), "replication")
-    prefix, _, suffix = DESIGN_HASH_LINE.partition("{}")
-    found = [
-        line.split(prefix, 1)[1].split(suffix, 1)[0]
-        for line in section.splitlines()
-        if prefix in line and suffix in line.split(prefix, 1)[1]
-    ]
-    if len(found) != 1 or len(found[0]) != 64:
-        raise ValueError(f"{page}'s replication section must quote one design file hash, found {found}")
-    return found[0]
+    return quoted_design_hash(page, "replication")
 
 
 @fill_doc
