@@ -27,7 +27,7 @@ or Adam), per-group initialisation scales and the attention's initialisation
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 import numpy as np
@@ -59,6 +59,28 @@ class TrainingStream(Protocol):
         object
             The task's batch (tensors, or a tuple, dict or dataclass of them).
         """
+
+
+@dataclass(frozen=True)
+class StoredStream:
+    """A :class:`TrainingStream` drawn whole before training: every field is a tensor with leading (seed, step)
+    dimensions, and a step's batch is every field at that step, in field order (the language and transformer
+    tasks' streams are its subclasses)."""
+
+    def batch(self, step: int) -> tuple[torch.Tensor, ...]:
+        """Every field at step ``step``, in field order, with a leading seed dimension.
+
+        Parameters
+        ----------
+        step : int
+            The step, below the stream's number of steps.
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            One tensor per field.
+        """
+        return tuple(getattr(self, field.name)[:, step] for field in fields(self))
 
 
 class Task(Protocol):

@@ -324,6 +324,14 @@ def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]
     return found
 
 
+def _helps_hurts_rows(
+    what: str, reported: Sequence[tuple[str, str]], counts: Callable[[str], tuple[int, int]]
+) -> list[tuple[str, str, str]]:
+    """Rows (``what`` with the key in place of ``{}``, its reported value, ``helps / hurts`` recomputed by
+    ``counts(key)``) of :func:`reanalysis`, one per (key, reported value)."""
+    return [(what.format(key), issue, "{} / {}".format(*counts(key))) for key, issue in reported]
+
+
 @fill_doc
 def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """Every number of the independent re-analysis that the registration relies on: (what, its reported value, the
@@ -339,14 +347,11 @@ def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str,
         The rows.
     """
     languages = records["languages"]
-    rows = []
-    for quantity, issue in (
-        (PRIMARY, "75 / 76"),
-        ("recognised", "49 / 20"),
-        ("accuracy_above_training", "57 / 0"),
-    ):
-        helps, hurts = language_metric_counts(languages, quantity)
-        rows.append((f"language main grid, lag helps / hurts by {quantity}", issue, f"{helps} / {hurts}"))
+    rows = _helps_hurts_rows(
+        "language main grid, lag helps / hurts by {}",
+        ((PRIMARY, "75 / 76"), ("recognised", "49 / 20"), ("accuracy_above_training", "57 / 0")),
+        lambda quantity: language_metric_counts(languages, quantity),
+    )
     contradictions = contradicting_cells(languages)
     rows.append(
         (
@@ -380,9 +385,11 @@ def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str,
             f"mean {conditional['mean']:.1%} (of {conditional['cells']})",
         )
     )
-    for test, issue in (("t", "86 / 82"), ("wilcoxon", "86 / 109"), ("sign", "75 / 110")):
-        helps, hurts = log_loss_counts(records, test)
-        rows.append((f"main grid, lag helps / hurts by {test} test", issue, f"{helps} / {hurts}"))
+    rows += _helps_hurts_rows(
+        "main grid, lag helps / hurts by {} test",
+        (("t", "86 / 82"), ("wilcoxon", "86 / 109"), ("sign", "75 / 110")),
+        lambda test: log_loss_counts(records, test),
+    )
     sweep = rate_sweep_summary(records)
     rows.append(
         (

@@ -34,7 +34,7 @@ from lagtheory._validation import check_integer
 from lagtheory.count_forward import linear_readout, pooled_from_counts, pooled_with_prefix
 from lagtheory.losses import logistic_loss
 
-from ...engine.cells import TrainingConfig, seed_rng
+from ...engine.cells import StoredStream, TrainingConfig, seed_rng
 from ...parameters import fill_doc
 from .catalogue import LanguageSpec
 from .features import feature_counts, padded_feature_ids
@@ -98,7 +98,7 @@ LANGUAGE_TRAINING = TrainingConfig(
 
 
 @dataclass(frozen=True)
-class CountStream:
+class CountStream(StoredStream):
     """Training batches of several seeds as feature counts: ``counts`` (seeds, steps, batch, d),
     ``prefix`` (seeds, steps, batch, P) the features of the P positions with their own score (-1
     past a word's end), ``labels`` (seeds, steps, batch) +-1.
@@ -116,21 +116,6 @@ class CountStream:
     counts: torch.Tensor
     prefix: torch.Tensor
     labels: torch.Tensor
-
-    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(counts, prefix, labels) of step ``step``, leading seed dimension.
-
-        Parameters
-        ----------
-        step : int
-            The step, below the stream's number of steps.
-
-        Returns
-        -------
-        tuple of torch.Tensor
-            (counts, prefix, labels).
-        """
-        return self.counts[:, step], self.prefix[:, step], self.labels[:, step]
 
 
 LANGUAGE_METRICS = ("accuracy", "accuracy_above_training", "test_loss", "zero_loss", "horizon", "recognised")
@@ -266,7 +251,7 @@ class LanguageRuns:
         params : mapping of str to torch.Tensor
             ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
         batch : tuple of torch.Tensor
-            (counts, prefix, labels) of :meth:`CountStream.batch`.
+            (counts, prefix, labels) of :meth:`~lagtheory.experiments.engine.cells.StoredStream.batch`.
 
         Returns
         -------

@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer, check_positive
 
-from .driver import SequenceRegression, SequenceSetting, seed_einsum
+from .driver import SequenceRegression, SequenceSetting, draw_shape, seed_einsum
 
 
 @dataclass(frozen=True)
@@ -180,14 +180,7 @@ def sample_prompts(
     ValueError
         If a size is out of range.
     """
-    rngs = rng if isinstance(rng, list) else [rng]
-    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
-        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
-    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
-    for size in shape:
-        check_integer(size, "batch_size", minimum=1)
-    check_integer(min_context, "min_context", minimum=1)
-    check_integer(max_context, "max_context", minimum=min_context)
+    rngs, shape = draw_shape(rng, batch_size, min_context, max_context, ("min_context", "max_context"))
     check_integer(dim, "dim", minimum=1)
     counts = np.empty((len(rngs), *shape), dtype=np.int64)
     beta = np.empty((len(rngs), *shape, dim))

@@ -39,7 +39,7 @@ import torch
 
 from lagtheory._validation import check_integer, check_positive
 
-from .driver import SequenceRegression, SequenceSetting, seed_einsum
+from .driver import SequenceRegression, SequenceSetting, draw_shape, seed_einsum
 
 KEY_COORDINATE = 0  # k* = e_0
 VALUE_COORDINATE = 1  # v* = e_1
@@ -116,12 +116,7 @@ def sample_batch(
     ValueError
         If a size or ``marker`` is out of range.
     """
-    rngs = _generators(rng)
-    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
-    for size in shape:
-        check_integer(size, "batch_size", minimum=1)
-    check_integer(min_length, "min_length", minimum=1)
-    check_integer(max_length, "max_length", minimum=min_length)
+    rngs, shape = draw_shape(rng, batch_size, min_length, max_length, ("min_length", "max_length"))
     check_integer(dim, "dim", minimum=2)
     marker = check_positive(marker, "marker")
     lengths = np.empty((len(rngs), *shape), dtype=np.int64)
@@ -147,14 +142,6 @@ def sample_batch(
         position_t,
         target(tokens_t, position_t),
     )
-
-
-def _generators(rng: object) -> list[np.random.Generator]:
-    """A generator or a non-empty list of generators, as a list."""
-    rngs = rng if isinstance(rng, list) else [rng]
-    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
-        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
-    return rngs
 
 
 def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:

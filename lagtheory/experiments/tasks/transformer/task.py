@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from lagtheory._validation import check_integer
 from lagtheory.losses import logistic_loss
 
-from ...engine.cells import TrainingConfig, seed_rng
+from ...engine.cells import StoredStream, TrainingConfig, seed_rng
 from ...parameters import fill_doc
 from ..languages.sampling import labelled_words, sample_strings
 from .languages import TRANSFORMER_LANGUAGES, dfa_labels, hard_words
@@ -177,7 +177,7 @@ gradient leaves)."""
 
 
 @dataclass(frozen=True)
-class TokenStream:
+class TokenStream(StoredStream):
     """Training batches of several seeds: ``tokens`` (seeds, steps, batch, N0 + 1) with the
     classification token first, ``keep`` (same shape) True at real tokens, ``labels`` (seeds,
     steps, batch) +-1.
@@ -195,21 +195,6 @@ class TokenStream:
     tokens: torch.Tensor
     keep: torch.Tensor
     labels: torch.Tensor
-
-    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(tokens, keep, labels) of step ``step``, leading seed dimension.
-
-        Parameters
-        ----------
-        step : int
-            The step, below the stream's number of steps.
-
-        Returns
-        -------
-        tuple of torch.Tensor
-            (tokens, keep, labels).
-        """
-        return self.tokens[:, step], self.keep[:, step], self.labels[:, step]
 
 
 def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int64], alphabet_size: int) -> tuple:
@@ -332,7 +317,7 @@ class TransformerLanguageRuns:
         ----------
         %(params)s
         batch : tuple of torch.Tensor
-            (tokens, keep, labels) of :meth:`TokenStream.batch`.
+            (tokens, keep, labels) of :meth:`~lagtheory.experiments.engine.cells.StoredStream.batch`.
 
         Returns
         -------
