@@ -7,8 +7,10 @@ only when the book is built: every book label a docstring cites exists in the bo
 no Google-style section (``Args:``, ``Attributes:``, ...) is left, which napoleon (numpydoc
 sections only) would show as text; a numpydoc ``Parameters`` section names parameters the
 callable has; in every module (but those in ``NOT_CONVERTED``, each with its reason) every public callable
-with parameters documents all of them; no numpydoc entry of the experiments is written out twice (a shared
-one is written once, lagtheory.experiments.parameters); and every ``>>>`` example gives the output it shows.
+with parameters documents all of them; a numpydoc entry that three or more experiment modules write alike is
+shared, written once in lagtheory.experiments.parameters, and a shared entry is used by three or more modules and
+keyed by its parameter's name (fewer: written out where used); and every ``>>>`` example gives the output it
+shows.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lagtheory.experiments.parameters import fill_doc
+from lagtheory.experiments.parameters import PARAMETERS, PLACEHOLDER, fill_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lagtheory"
@@ -265,8 +267,20 @@ def numpydoc_entries(text: str) -> list[str]:
     return found
 
 
-def repeated_entries(sources: dict[str, str]) -> dict[str, list[str]]:
-    """Entry -> the places (file: callable) that write it out, for entries written out more than once."""
+SHARED_FROM = 3
+"""An entry that this many modules write alike is shared (lagtheory.experiments.parameters); one that fewer modules
+use is written out where it is used."""
+
+TWO_MEANINGS = {
+    "task_design": "``design`` is the registered transformer design (key ``design``) in seven modules and a "
+    "TaskDesign in three: one word with two meanings, two entries",
+}
+"""Shared entries whose key is not their parameter's name, each with its reason."""
+
+
+def repeated_entries(sources: dict[str, str], modules: int = SHARED_FROM) -> dict[str, list[str]]:
+    """Entry -> the places (file: callable) that write it out, for entries written out in ``modules`` or more
+    files."""
     places: dict[str, list[str]] = {}
     for path, source in sources.items():
         for node in ast.walk(ast.parse(source)):
@@ -274,19 +288,47 @@ def repeated_entries(sources: dict[str, str]) -> dict[str, list[str]]:
                 for entry in numpydoc_entries(doc):
                     if not entry.startswith("%("):  # a shared entry, named
                         places.setdefault(entry, []).append(f"{path}: {node.name}")
-    return {entry: where for entry, where in places.items() if len(where) > 1}
+    return {
+        entry: where for entry, where in places.items() if len({place.split(": ")[0] for place in where}) >= modules
+    }
 
 
-def test_no_parameter_entry_of_the_experiments_is_written_out_twice():
-    """A numpydoc entry (name, type, description) that two callables share is written once, in
-    lagtheory.experiments.parameters.PARAMETERS, and named by ``%(key)s``; one written out says something new."""
+def shared_entry_modules(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Key -> the files whose docstrings name the shared entry by a line ``%(key)s``."""
+    found: dict[str, set[str]] = {}
+    for path, source in sources.items():
+        for key in PLACEHOLDER.findall(source):
+            found.setdefault(key[1], set()).add(path)
+    return found
+
+
+def test_no_parameter_entry_of_the_experiments_is_written_out_in_three_modules():
+    """A numpydoc entry (name, type, description) that three or more modules write alike is written once, in
+    lagtheory.experiments.parameters.PARAMETERS, and named by ``%(key)s``."""
     sources = {
         str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
         for path in sorted((PACKAGE / "experiments").rglob("*.py"))
         if str(path.relative_to(ROOT)) not in SHARED_LATER
     }
     repeated = repeated_entries(sources)
-    assert not repeated, f"entries written out twice (share them in lagtheory.experiments.parameters): {repeated}"
+    assert not repeated, f"entries written out in {SHARED_FROM}+ modules (share them in parameters.py): {repeated}"
+
+
+def test_every_shared_entry_is_used_by_three_modules_and_keyed_by_its_parameter():
+    """A shared entry is named in three or more modules (fewer: written out where used) and its key is the name
+    it documents, but for the keys of ``TWO_MEANINGS``."""
+    sources = {str(path.relative_to(ROOT)): path.read_text(encoding="utf-8") for path in sorted(PACKAGE.rglob("*.py"))}
+    used = shared_entry_modules(sources)
+    few = {key: sorted(used.get(key, ())) for key in PARAMETERS if len(used.get(key, ())) < SHARED_FROM}
+    assert not few, f"shared entries used by fewer than {SHARED_FROM} modules (write them out where used): {few}"
+    misnamed = {
+        key: header
+        for key, (header, _) in PARAMETERS.items()
+        if header.split(" : ")[0] != key and key not in TWO_MEANINGS
+    }
+    assert not misnamed, f"shared entries not keyed by their parameter's name: {misnamed}"
+    for key in TWO_MEANINGS:
+        assert key in PARAMETERS, f"{key} is no longer a shared entry: drop it from TWO_MEANINGS"
 
 
 def test_a_planted_repeated_entry_is_found_and_a_shared_one_is_filled():
@@ -310,20 +352,25 @@ def g(record):
         A study record.
     """
 '''
-    assert repeated_entries({"x.py": planted}) == {"record : mapping A study record.": ["x.py: f", "x.py: g"]}
+    assert repeated_entries({"x.py": planted, "y.py": planted}) == {}  # two modules: written out where used
+    assert repeated_entries({"x.py": planted, "y.py": planted, "z.py": planted}) == {
+        "record : mapping A study record.": ["x.py: f", "x.py: g", "y.py: f", "y.py: g", "z.py: f", "z.py: g"]
+    }
+    named = 'def h(seeds):\n    """H.\n\n    Parameters\n    ----------\n    %(seeds)s\n    """\n'
+    assert shared_entry_modules({"x.py": named, "y.py": named, "z.py": planted}) == {"seeds": {"x.py", "y.py"}}
 
     @fill_doc
-    def shared(record, cell):
+    def shared(record, seeds):
         """S.
 
         Parameters
         ----------
         %(record)s
-        %(cell_name)s
+        %(seeds)s
         """
 
-    assert documented_parameters(inspect.getdoc(shared)) == ["record", "cell"]
-    assert inspect.getdoc(shared).endswith("cell : str\n    A cell of the record.")
+    assert documented_parameters(inspect.getdoc(shared)) == ["record", "seeds"]
+    assert inspect.getdoc(shared).endswith("seeds : sequence of int\n    The seeds.")
 
     def misspelt():
         """M.

@@ -6,6 +6,7 @@ builds from the committed pilot, and the committed records against the design.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from fractions import Fraction
@@ -120,3 +121,29 @@ def test_the_committed_records_are_the_design_s():
     assert record["evaluation"] == design["evaluation"] and sorted(record["languages"]) == sorted(design["languages"])
     analysis = json.loads((ROOT / LAG_RECORDS / "analysis.json").read_text())
     assert analysis["outcomes"] == json.loads(json.dumps(S.analyse(record)["outcomes"]))
+
+
+def test_the_frozen_design_loads_only_with_the_quoted_hash(tmp_path):
+    """The committed lag design loads as its JSON, byte for byte the file; a copy one byte off is refused, and so
+    is the design under a page whose lag section quotes another hash."""
+    page = ROOT / "book" / "registration.md"
+    committed = (ROOT / LAG_DESIGN).read_bytes()
+    assert S.load_design(ROOT / LAG_DESIGN, page) == json.loads(committed)
+    changed = tmp_path / "lag_design.json"
+    changed.write_bytes(committed.replace(b"\n", b" \n", 1))
+    with pytest.raises(ValueError, match="not the registered lag design"):
+        S.load_design(changed, page)
+    text = page.read_text(encoding="utf-8")
+    begin = text.index("<!-- registered section lag: begin -->")
+    end = text.index("<!-- registered section lag: end -->")
+    digest = S.registered_design_hash(page, "lag")
+    assert digest == hashlib.sha256(committed).hexdigest()
+    lag = text[begin:end]
+    other = tmp_path / "registration.md"
+    other.write_text(text[:begin] + lag.replace(digest, "0" * 64) + text[end:], encoding="utf-8")
+    with pytest.raises(ValueError, match="not the registered lag design"):
+        S.load_design(ROOT / LAG_DESIGN, other)
+    line = f"design file SHA-256: `{digest}`"
+    other.write_text(text[:begin] + lag.replace(line, f"{line}\n{line}") + text[end:], encoding="utf-8")
+    with pytest.raises(ValueError, match="the lag section must quote the design file's SHA-256 once, found 2"):
+        S.load_design(ROOT / LAG_DESIGN, other)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .parameters import fill_doc
-
 BOOK_DATA = Path("book") / "data"
 """The committed records, ``summary_<study>.json`` (:func:`record_path`), the confirmatory records
 (:data:`CONFIRMATORY_RECORDS`), the predictor's files and the registration hash."""
@@ -53,13 +51,13 @@ WINDOW_SENSITIVITY = BOOK_DATA / "window_sensitivity.json"
 """The record of outcome (c)'s Monte Carlo error (its verdicts over generator seeds and resamples)."""
 
 
-@fill_doc
 def record_path(study: str, folder: Path = BOOK_DATA) -> Path:
     """The record of a study: ``<folder>/summary_<study>.json``.
 
     Parameters
     ----------
-    %(study)s
+    study : str
+        The study's name.
     folder : pathlib.Path, optional
         The folder (default :data:`BOOK_DATA`, the committed record; the command writes under :data:`RUNS`).
 

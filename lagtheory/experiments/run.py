@@ -90,7 +90,6 @@ from .exploratory.records import write_record
 from .exploratory.runner import run_study
 from .exploratory.studies import STUDIES
 from .exploratory.transformer_pilot import PILOT_STAGES
-from .parameters import fill_doc
 from .paths import CONFIRMATORY_RUNS, RUNS, record_path, units_folder
 from .subcommands import SUBCOMMANDS
 
@@ -199,13 +198,13 @@ def described(options: frozenset[str]) -> list[str]:
     return sorted(f"--{option.replace('_', '-')}" for option in options)
 
 
-@fill_doc
 def check(args: argparse.Namespace, parse: argparse.ArgumentParser) -> None:
     """Every check of an option that does not depend on the study's design, made once for all studies.
 
     Parameters
     ----------
-    %(args)s
+    args : argparse.Namespace
+        The parsed command line.
     parse : argparse.ArgumentParser
         Its parser, which reports an invalid option.
 
@@ -320,14 +319,15 @@ def cluster(args: argparse.Namespace, folder: Path) -> Iterator[Callable[..., Ma
         yield execute
 
 
-@fill_doc
 def output_of(args: argparse.Namespace, parse: argparse.ArgumentParser, default: Path) -> Path:
     """The record's path (``--output``, or ``default``); refused if it exists and ``--overwrite`` is not given.
 
     Parameters
     ----------
-    %(args)s
-    %(parse)s
+    args : argparse.Namespace
+        The parsed command line.
+    parse : argparse.ArgumentParser
+        Its parser.
     default : pathlib.Path
         The default output.
 
@@ -348,14 +348,14 @@ def output_of(args: argparse.Namespace, parse: argparse.ArgumentParser, default:
     return output
 
 
-@fill_doc
 def main(arguments: list[str] | None = None) -> Path | None:
     """Parse the command line, run the study's or stage's units, write the record; return its path (with
     ``--stage all``, the last stage's).
 
     Parameters
     ----------
-    %(arguments)s
+    arguments : list of str, optional
+        The command line without the program's name (default ``sys.argv[1:]``).
 
     Returns
     -------
@@ -411,7 +411,6 @@ def main(arguments: list[str] | None = None) -> Path | None:
     return output
 
 
-@fill_doc
 def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given: list[str]) -> Path:
     """The confirmatory study's part of :func:`main`: one stage, or every stage in order (``--stage all``).
 
@@ -419,7 +418,8 @@ def confirmatory(args: argparse.Namespace, parse: argparse.ArgumentParser, given
     ----------
     args : argparse.Namespace
         The parsed command line (checked by :func:`check`).
-    %(parse)s
+    parse : argparse.ArgumentParser
+        Its parser.
     given : list of str
         The command line, as given.
 

@@ -46,7 +46,6 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from ..parameters import fill_doc
 from ..paths import BOOK_DATA, CONFIRMATORY_RECORDS
 from .design import regime_of
 from .predictor_breakdown import family_of
@@ -221,13 +220,13 @@ def lag_sentence(study: Mapping[str, Any]) -> str:
     return text + "."
 
 
-@fill_doc
 def help_sentence(analysis: Mapping[str, Any]) -> str:
     """The plain answer to "does making it lag help, where and by how much?" (the one-layer registered study).
 
     Parameters
     ----------
-    %(confirmatory_analysis)s
+    analysis : mapping
+        ``book/data/confirmatory/analysis.json``.
 
     Returns
     -------
@@ -324,7 +323,6 @@ def _counts(verdicts: list[str]) -> str:
     return " / ".join(str(verdicts.count(v)) for v in ("helps", "hurts", "equivalent", "undetermined"))
 
 
-@fill_doc
 def verdict_table(analysis: Mapping[str, Any], transformer: Mapping[str, Any]) -> list[str]:
     """The registered verdicts per outcome and task family, as Markdown table lines: for each outcome of the
     one-layer study (shared calibrated rate, equal total steps) and of the transformer study (shared rate),
@@ -332,7 +330,8 @@ def verdict_table(analysis: Mapping[str, Any], transformer: Mapping[str, Any]) -
 
     Parameters
     ----------
-    %(confirmatory_analysis)s
+    analysis : mapping
+        ``book/data/confirmatory/analysis.json``.
     transformer : mapping
         ``book/data/transformer_study/analysis.json``.
 

@@ -193,7 +193,6 @@ def confirmatory_cells(
     return cells
 
 
-@fill_doc
 @dataclass(frozen=True)
 class Run:
     """One run of a cell (all its seeds): ``schedule`` "joint" or "lag" at ``base_rate``, lag's warm-up
@@ -202,7 +201,8 @@ class Run:
 
     Attributes
     ----------
-    %(confirmatory_schedule)s
+    schedule : str
+        "joint" or "lag".
     base_rate : float
         The base rate eta, positive (attention step ``eta*sqrt(r)``, output ``eta/sqrt(r)``).
     warm_fraction : float or None
@@ -284,14 +284,14 @@ def run_config(design: TaskDesign, cell: ConfirmatoryCell, run: Run) -> Training
     return config
 
 
-@fill_doc
 def grid_runs(optimiser: str) -> list[Run]:
     """The grid stage's runs of a cell (module docstring): per rate of ``RATE_GRIDS[optimiser]`` joint, lag
     (T/4) under equal total steps and lag (T/4) under equal joint-phase steps.
 
     Parameters
     ----------
-    %(grid_optimiser)s
+    optimiser : str
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").
 
     Returns
     -------
@@ -310,14 +310,14 @@ def grid_runs(optimiser: str) -> list[Run]:
     return runs
 
 
-@fill_doc
 def tuning_runs(optimiser: str) -> list[Run]:
     """The tuning stage's runs of a cell: per grid rate joint, and lag at every warm-up fraction of
     :data:`~lagtheory.experiments.confirmatory.registration.WARM_FRACTIONS` under both accountings.
 
     Parameters
     ----------
-    %(grid_optimiser)s
+    optimiser : str
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.RATE_GRIDS` ("sgd" or "adam").
 
     Returns
     -------

@@ -33,9 +33,7 @@ from ``--record``, default the committed pilot), runs the registered seeds of th
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -58,6 +56,7 @@ from ..tasks.languages.catalogue import TASKS
 from ..tasks.languages.task import LANGUAGE_TRAINING, LanguageRuns
 from .registration import CONFIRMATORY_TASKS
 from .transformer import design_text
+from .transformer_design import load_frozen, registered_design_hash
 
 LANGUAGES: tuple[str, ...] = CONFIRMATORY_TASKS["languages"]
 """The languages of the languages study (the six registered there)."""
@@ -353,19 +352,11 @@ def load_design(path: str | Path = LAG_DESIGN, page: str | Path = REGISTRATION_P
     Raises
     ------
     ValueError
-        If the file's SHA-256 is not the one quoted, or none is quoted.
+        If the file's SHA-256 is not the one quoted, or the section does not quote one exactly once.
     """
-    from .registration import registered_section
-
-    section = registered_section(Path(page).read_text(encoding="utf-8"), "lag")
-    quoted = re.search(r"design file SHA-256: `([0-9a-f]{64})`", section)
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    if quoted is None or quoted.group(1) != digest:
-        raise ValueError(f"{path} has SHA-256 {digest}, not the one the registered lag section quotes")
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return load_frozen(Path(path), registered_design_hash(page, "lag"), "lag design")
 
 
-@fill_doc
 def write_part(part: str, output: Path, record: Path | None = None) -> Path:
     """The lag study's part of the one command (``python -m lagtheory.experiments.run lag-study --part
     pilot|design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.lag_study
@@ -377,7 +368,8 @@ def write_part(part: str, output: Path, record: Path | None = None) -> Path:
     ----------
     part : str
         ``"pilot"``, ``"design"``, ``"run"`` or ``"analyse"``.
-    %(file_output)s
+    output : pathlib.Path
+        The file to write (its folder exists).
     record : pathlib.Path, optional
         ``design``: the pilot's record; ``analyse``: the study's record (default: the committed ones).
 

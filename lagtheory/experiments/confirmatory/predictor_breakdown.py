@@ -29,7 +29,6 @@ import numpy as np
 import scipy.stats
 from numpy.typing import NDArray
 
-from ..parameters import fill_doc
 from ..predictor.evaluation import RESAMPLES, auroc
 from .design import confirmatory_tasks
 
@@ -73,7 +72,6 @@ def family_of(task: str) -> str:
     return {design.name: FAMILIES[study] for study, design in confirmatory_tasks()}[task]
 
 
-@fill_doc
 def null_counts(positives: int, negatives: int) -> list[int]:
     """The exact null distribution of the Mann-Whitney statistic U (pairs with the positive cell above the
     negative one) as counts: entry u is the number of the C(positives + negatives, positives) equally likely
@@ -82,7 +80,8 @@ def null_counts(positives: int, negatives: int) -> list[int]:
 
     Parameters
     ----------
-    %(class_counts)s
+    positives, negatives : int
+        The numbers of positive and negative cells, >= 0.
 
     Returns
     -------
@@ -108,7 +107,6 @@ def null_counts(positives: int, negatives: int) -> list[int]:
     return [int(c) for c in counts]
 
 
-@fill_doc
 def chance_auroc(positives: int, negatives: int, alpha: float = 0.05) -> float | None:
     """The smallest AUROC (U over positives x negatives) at or above 0.5 whose exact two-sided Mann-Whitney p-value
     (twice the smaller tail, at most 1) is below ``alpha``, cells independent and untied; None when none is
@@ -116,7 +114,8 @@ def chance_auroc(positives: int, negatives: int, alpha: float = 0.05) -> float |
 
     Parameters
     ----------
-    %(class_counts)s
+    positives, negatives : int
+        The numbers of positive and negative cells, >= 0.
     alpha : float, optional
         The level (default 0.05).
 
@@ -142,7 +141,6 @@ def chance_auroc(positives: int, negatives: int, alpha: float = 0.05) -> float |
 
 # Kept apart from predictor.evaluation.cluster_bootstrap on purpose: the same signature, another resampling
 # (within clusters, which a split with one or two clusters needs) and a vectorised AUROC; not one procedure twice.
-@fill_doc
 def stratified_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],
     labels: NDArray[np.bool_],
@@ -165,7 +163,8 @@ def stratified_bootstrap(
         Each cell's cluster.
     resamples : int, optional
         Resamples, >= 1 (default the registered 4000).
-    %(generator_seed)s
+    seed : int, optional
+        The generator's seed (default 0).
 
     Returns
     -------

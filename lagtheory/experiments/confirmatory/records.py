@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from ..exploratory.records import load_exploratory, write_gzipped
-from ..parameters import fill_doc
 from ..paths import CONFIRMATORY_RECORDS, CONFIRMATORY_RUNS, PREDICTOR_PREDICTIONS
 from .analysis import analyse, design_power
 from .design import ConfirmatoryCell, Run, confirmatory_tasks
@@ -40,7 +39,6 @@ EXACT = ("failed", "recognised", "horizon")
 """Per-seed quantities a re-run must reproduce exactly."""
 
 
-@fill_doc
 def stage_path(stage: str, folder: Path = CONFIRMATORY_RECORDS) -> Path:
     """The committed record of ``stage``: ``<folder>/<stage>.json.gz``.
 
@@ -48,7 +46,8 @@ def stage_path(stage: str, folder: Path = CONFIRMATORY_RECORDS) -> Path:
     ----------
     stage : str
         One of :data:`~lagtheory.experiments.confirmatory.stages.STAGES`.
-    %(folder)s
+    folder : pathlib.Path, optional
+        Where the committed records live (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).
 
     Returns
     -------
@@ -96,14 +95,14 @@ def load_stage(path: str | Path, expected: str | None = None) -> dict[str, Any]:
     return record
 
 
-@fill_doc
 def committed_stages(folder: Path = CONFIRMATORY_RECORDS, expected: str | None = None) -> dict[str, dict[str, Any]]:
     """Every committed stage record in ``folder``, by stage, in :data:`~lagtheory.experiments.confirmatory.stages.STAGES` order, each read by
     :func:`load_stage` (``expected``: the registration hash they must carry).
 
     Parameters
     ----------
-    %(folder)s
+    folder : pathlib.Path, optional
+        Where the committed records live (default :data:`~lagtheory.experiments.paths.CONFIRMATORY_RECORDS`).
     expected : str, optional
         The registration hash every record must carry (default: the stored hash).
 

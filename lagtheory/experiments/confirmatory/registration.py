@@ -30,7 +30,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..parameters import fill_doc
 from ..paths import (
     REGISTRATION_HASH,
     REGISTRATION_LAG_HASH,
@@ -124,15 +123,16 @@ def _normalised(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-@fill_doc
 def registered_section(text: str, section: str = "confirmatory") -> str:
     """The registered section ``section`` of the page's ``text`` (module docstring), line endings normalised
     to LF; ValueError if its markers are missing, repeated, not whole lines, or out of order.
 
     Parameters
     ----------
-    %(text)s
-    %(section)s
+    text : str
+        The page's text.
+    section : str, optional
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"confirmatory"``).
 
     Returns
     -------
@@ -162,14 +162,15 @@ def registered_section(text: str, section: str = "confirmatory") -> str:
     return "\n".join(lines[begins[0] + 1 : ends[0]]) + "\n"
 
 
-@fill_doc
 def registration_hash(text: str, section: str = "confirmatory") -> str:
     """SHA-256 (64 lowercase hex digits) of the UTF-8 bytes of the registered section ``section`` of ``text``.
 
     Parameters
     ----------
-    %(text)s
-    %(section)s
+    text : str
+        The page's text.
+    section : str, optional
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"confirmatory"``).
 
     Returns
     -------
@@ -186,7 +187,6 @@ def registration_hash(text: str, section: str = "confirmatory") -> str:
     return hashlib.sha256(registered_section(text, section).encode("utf-8")).hexdigest()
 
 
-@fill_doc
 def page_hash(path: str | Path = REGISTRATION_PAGE, section: str = "confirmatory") -> str:
     """:func:`registration_hash` of the section ``section`` of the page at ``path``.
 
@@ -194,7 +194,8 @@ def page_hash(path: str | Path = REGISTRATION_PAGE, section: str = "confirmatory
     ----------
     path : str or pathlib.Path, optional
         The page (default ``book/registration.md``).
-    %(section)s
+    section : str, optional
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"confirmatory"``).
 
     Returns
     -------

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..parameters import fill_doc
 from ..statistics.paired import format_p
 
 VARIANT_NAMES = {"shared": "shared rate", "best": "best vs best"}
@@ -80,14 +79,17 @@ def comparison_phrase(entry: Mapping[str, Any], effect: float) -> str:
     return f"undetermined (power {entry['power_observed']:.2g})"
 
 
-@fill_doc
 def comparisons(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The analysis's comparisons in the tables' order: (outcome, variant, language).
 
     Parameters
     ----------
-    %(replication_analysis)s
-    %(replication_design)s
+    analysis : mapping
+        The registered replication's analysis, outcome -> variant -> language -> entry
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).
+    design : mapping
+        The registered replication's design
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -103,15 +105,18 @@ def comparisons(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[
     ]
 
 
-@fill_doc
 def answer_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[str]:
     """The answer as Markdown table lines: a row per language, a column per outcome and variant, each cell the
     comparison's phrase (:func:`comparison_phrase`) in bold.
 
     Parameters
     ----------
-    %(replication_analysis)s
-    %(replication_design)s
+    analysis : mapping
+        The registered replication's analysis, outcome -> variant -> language -> entry
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).
+    design : mapping
+        The registered replication's design
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -129,7 +134,6 @@ def answer_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
     return lines
 
 
-@fill_doc
 def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[str]:
     """Every comparison's counts and tests as Markdown table lines: the seeds where only lag, or only joint, has
     the better outcome; lag's advantage with its 95% score interval (points); McNemar's and the equivalence test's
@@ -137,8 +141,12 @@ def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
 
     Parameters
     ----------
-    %(replication_analysis)s
-    %(replication_design)s
+    analysis : mapping
+        The registered replication's analysis, outcome -> variant -> language -> entry
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).
+    design : mapping
+        The registered replication's design
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -199,7 +207,6 @@ def where(cells: set[tuple[str, str]], design: Mapping[str, Any]) -> str:
     return " and ".join(f"on {OUTCOME_WORDS[o]} {VARIANT_PLACES[v]}" for o, v in ordered)
 
 
-@fill_doc
 def language_clause(
     analysis: Mapping[str, Any], design: Mapping[str, Any], language: str, margin_said: bool = False
 ) -> str:
@@ -210,8 +217,12 @@ def language_clause(
 
     Parameters
     ----------
-    %(replication_analysis)s
-    %(replication_design)s
+    analysis : mapping
+        The registered replication's analysis, outcome -> variant -> language -> entry
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).
+    design : mapping
+        The registered replication's design
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
     language : str
         One of the design's ``compared``.
     margin_said : bool, optional
@@ -249,7 +260,6 @@ def language_clause(
     return f"{clause} {where(groups[main], design)} ({rest})"
 
 
-@fill_doc
 def replication_sentence(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> str:
     """The plain answer to "and on a standard transformer?" from the registered replication: a
     :func:`language_clause` per language (the equivalence margin given once), scoped to the replicated
@@ -257,8 +267,12 @@ def replication_sentence(analysis: Mapping[str, Any], design: Mapping[str, Any])
 
     Parameters
     ----------
-    %(replication_analysis)s
-    %(replication_design)s
+    analysis : mapping
+        The registered replication's analysis, outcome -> variant -> language -> entry
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).
+    design : mapping
+        The registered replication's design
+        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------

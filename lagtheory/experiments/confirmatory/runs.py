@@ -67,13 +67,13 @@ def outcomes(metrics: Mapping[str, NDArray]) -> dict[str, NDArray]:
     return values
 
 
-@fill_doc
 def cell_payload(cell: ConfirmatoryCell, runs: Sequence[Run]) -> dict[str, Any]:
     """A cell and its runs as JSON-ready data.
 
     Parameters
     ----------
-    %(confirmatory_cell)s
+    cell : ConfirmatoryCell
+        The cell.
     runs : sequence of Run
         Its runs in this unit.
 
@@ -103,7 +103,7 @@ def unit_payload(
     ----------
     study : str
         The name of the task's exploratory study (a key of :data:`~lagtheory.experiments.exploratory.studies.STUDIES`).
-    %(design)s
+    %(task_design)s
     cells : sequence of mapping
         The cells and their runs, each as :func:`cell_payload` gives it.
     seeds : sequence of int

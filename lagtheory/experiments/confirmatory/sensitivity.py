@@ -70,8 +70,7 @@ def window_failures(
     Parameters
     ----------
     %(grid)s
-    cell : str
-        A cell of the record.
+    %(cell)s
     accounting : str
         "total" or "joint": lag's runs under equal total or equal joint-phase steps.
 

@@ -42,7 +42,6 @@ from ..exploratory.design import TaskDesign, main_level
 from ..exploratory.records import config_to_dict, versions
 from ..exploratory.runner import run_unit as calibration_work
 from ..exploratory.runner import task_payload
-from ..parameters import fill_doc
 from .design import (
     GRID_WARM_FRACTION,
     ConfirmatoryCell,
@@ -71,14 +70,14 @@ Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mappi
 same as :data:`lagtheory.experiments.exploratory.runner.Execute`)."""
 
 
-@fill_doc
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """What a stage runs: its tasks, optimisers, cell labels, seeds, and the trial options used.
 
     Attributes
     ----------
-    %(stage)s
+    stage : str
+        One of :data:`STAGES`.
     tasks : list of (str, TaskDesign)
         (study name, task design) of the tasks run, with the budget of ``steps`` where given.
     optimisers : tuple of str
@@ -100,7 +99,6 @@ class Plan:
     trial: dict[str, Any] | None
 
 
-@fill_doc
 def plan(
     stage: str,
     seeds: int | None = None,
@@ -113,7 +111,8 @@ def plan(
 
     Parameters
     ----------
-    %(stage)s
+    stage : str
+        One of :data:`STAGES`.
     seeds : int, optional
         Only the first ``seeds`` seeds of the stage.
     tasks : sequence of str, optional
@@ -206,13 +205,13 @@ def selected_cells(the_plan: Plan) -> list[ConfirmatoryCell]:
     return [cell for cell in cells if cell.label in the_plan.levels]
 
 
-@fill_doc
 def cell_configuration(cell: ConfirmatoryCell, design: TaskDesign, validation_set: bool) -> dict[str, Any]:
     """A cell's configuration as stored in a record.
 
     Parameters
     ----------
-    %(confirmatory_cell)s
+    cell : ConfirmatoryCell
+        The cell.
     design : TaskDesign
         Its task.
     validation_set : bool
@@ -250,7 +249,6 @@ def weights(units: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     return {name: max(1, len(payload.get("cells", [1]))) for name, payload in units.items()}
 
 
-@fill_doc
 def run_stage(
     the_plan: Plan,
     execute: Execute,
@@ -265,10 +263,12 @@ def run_stage(
     ----------
     the_plan : Plan
         What the stage runs (:func:`plan`).
-    %(execute)s
+    execute : callable
+        How the units run (:data:`Execute`).
     registration : str
         The registration hash every payload and the record carry.
-    %(command)s
+    command : str
+        The command that writes the record, stored in it.
     device : str, optional
         Where the workers train, "cpu" (default) or "cuda".
     tuning : mapping, optional
@@ -373,7 +373,6 @@ def check_tuning(tuning: Mapping[str, Any], registration: str, the_plan: Plan) -
         raise ValueError(f"--tuning was run with trial flags {tuning.get('trial')}, this command with {the_plan.trial}")
 
 
-@fill_doc
 def validation_stage(the_plan: Plan, execute: Execute, registration: str, device: str = "cpu") -> dict[str, Any]:
     """The validation stage (module docstring): calibration units, then one unit of cells per task and
     optimiser; the record's ``calibration`` and ``cells``.
@@ -382,7 +381,8 @@ def validation_stage(the_plan: Plan, execute: Execute, registration: str, device
     ----------
     the_plan : Plan
         What the stage runs (its tasks, optimisers and seeds).
-    %(execute)s
+    execute : callable
+        How the units run (:data:`Execute`).
     registration : str
         The registration hash.
     device : str, optional

@@ -50,7 +50,6 @@ OPTIMISER_NAMES = {"sgd": "SGD", "adam": "Adam"}
 """How the sentences name the optimisers."""
 
 
-@fill_doc
 def paired_interval(
     joint: ArrayLike, lag: ArrayLike, resamples: int = INTERVAL_RESAMPLES, seed: int = 0
 ) -> tuple[float, float, float]:
@@ -64,7 +63,8 @@ def paired_interval(
         The flags, (regimes, seeds), the same shape, paired by position.
     resamples : int, optional
         Resamples, >= 1 (default :data:`INTERVAL_RESAMPLES`).
-    %(generator_seed)s
+    seed : int, optional
+        The generator's seed (default 0).
 
     Returns
     -------
@@ -103,7 +103,8 @@ def step_size_curves(
     task : str
         A confirmatory task.
     %(optimiser)s
-    %(accounting)s
+    accounting : str, optional
+        "total" (default) or "joint".
 
     Returns
     -------
@@ -160,7 +161,6 @@ def _tally(positions: tuple[str, ...]) -> dict[str, dict[str, int]]:
     return {where: dict.fromkeys(SIDES, 0) for where in positions}
 
 
-@fill_doc
 def pooled_pattern(
     curves: Mapping[tuple[str, str], Mapping[str, Any]], outcome: str, optimiser: str | None = None
 ) -> dict[str, dict[str, int]]:
@@ -171,7 +171,8 @@ def pooled_pattern(
     ----------
     curves : mapping
         (task, optimiser) -> :func:`step_size_curves`; panels without ``outcome`` are skipped.
-    %(step_outcome)s
+    outcome : str
+        A key of :data:`~lagtheory.experiments.confirmatory.step_size.OUTCOMES`.
     optimiser : str, optional
         Only this optimiser's panels (default: all).
 
@@ -218,9 +219,11 @@ def cell_pattern(
     Parameters
     ----------
     %(grid)s
-    %(step_outcome)s
+    outcome : str
+        A key of :data:`~lagtheory.experiments.confirmatory.step_size.OUTCOMES`.
     %(optimiser)s
-    %(accounting)s
+    accounting : str, optional
+        "total" (default) or "joint".
 
     Returns
     -------
@@ -248,8 +251,10 @@ def calibrated_differences(
     Parameters
     ----------
     %(grid)s
-    %(step_outcome)s
-    %(accounting)s
+    outcome : str
+        A key of :data:`~lagtheory.experiments.confirmatory.step_size.OUTCOMES`.
+    accounting : str, optional
+        "total" (default) or "joint".
 
     Returns
     -------

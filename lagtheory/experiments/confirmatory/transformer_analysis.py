@@ -32,7 +32,7 @@ def analyse(record: Mapping[str, Any], design: Mapping[str, Any], resamples: int
     ----------
     record : mapping
         The study's record.
-    %(transformer_design)s
+    %(design)s
     resamples : int, optional
         Bootstrap resamples of the window's intervals (default 100,000, registered).
 

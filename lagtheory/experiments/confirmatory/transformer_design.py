@@ -97,14 +97,14 @@ def _best(rows: Mapping[str, Mapping[str, Any]], score: Any) -> Mapping[str, Any
     return min(rows.values(), key=lambda row: (score(row), row["rate"], row["warm_fraction"] or 0.0))
 
 
-@fill_doc
 def tuned(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The tuned configurations of one language from its pilot rows (module docstring): ``joint`` (rate),
     ``lag`` (rate, warm-up fraction), ``shared_rate``, and each with its criterion.
 
     Parameters
     ----------
-    %(pilot_rows)s
+    rows : mapping
+        Row key -> row (:func:`~lagtheory.experiments.confirmatory.transformer_rows.pilot_rows`).
 
     Returns
     -------
@@ -128,14 +128,14 @@ def tuned(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-@fill_doc
 def gate(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The fit gate of one language (module docstring): the largest share of seeds recognising at N0 over the
     rows, the row reaching it, and whether it is at least :data:`GATE_SHARE`.
 
     Parameters
     ----------
-    %(pilot_rows)s
+    rows : mapping
+        Row key -> row (:func:`~lagtheory.experiments.confirmatory.transformer_rows.pilot_rows`).
 
     Returns
     -------
@@ -311,13 +311,13 @@ def design_text(design: Mapping[str, Any]) -> str:
     return json.dumps(design, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-@fill_doc
 def design_hash(path: Path = TRANSFORMER_DESIGN) -> str:
     """SHA-256 of the design file's bytes.
 
     Parameters
     ----------
-    %(design_file)s
+    path : pathlib.Path, optional
+        The transformer study's design file (default :data:`~lagtheory.experiments.paths.TRANSFORMER_DESIGN`).
 
     Returns
     -------
@@ -328,12 +328,16 @@ def design_hash(path: Path = TRANSFORMER_DESIGN) -> str:
 
 
 @fill_doc
-def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
-    """The design file's SHA-256 as the registered transformer section quotes it.
+def registered_design_hash(page: Path = REGISTRATION_PAGE, section: str = "transformer") -> str:
+    """The design file's SHA-256 as the registered section ``section`` quotes it, in a line ``design file SHA-256:
+    `<hash>```: the one reading of the quoted hash for the three registered designs (this study's, the
+    replication's and the lag study's).
 
     Parameters
     ----------
-    %(registration_page)s
+    %(page)s
+    section : str, optional
+        A key of :data:`~lagtheory.experiments.confirmatory.registration.SECTIONS` (default ``"transformer"``).
 
     Returns
     -------
@@ -345,9 +349,9 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     ValueError
         If the section does not quote one hash exactly once.
     """
-    found = DESIGN_HASH_PATTERN.findall(registered_section(Path(page).read_text(encoding="utf-8"), "transformer"))
+    found = DESIGN_HASH_PATTERN.findall(registered_section(Path(page).read_text(encoding="utf-8"), section))
     if len(found) != 1:
-        raise ValueError(f"the transformer section must quote the design file's SHA-256 once, found {len(found)}")
+        raise ValueError(f"the {section} section must quote the design file's SHA-256 once, found {len(found)}")
     return found[0]
 
 
@@ -357,8 +361,9 @@ def load_design(path: Path = TRANSFORMER_DESIGN, page: Path = REGISTRATION_PAGE)
 
     Parameters
     ----------
-    %(design_file)s
-    %(registration_page)s
+    path : pathlib.Path, optional
+        The transformer study's design file (default :data:`~lagtheory.experiments.paths.TRANSFORMER_DESIGN`).
+    %(page)s
 
     Returns
     -------

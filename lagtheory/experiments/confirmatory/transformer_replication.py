@@ -42,9 +42,9 @@ from ..statistics.paired import holm, mcnemar_exact
 from ..statistics.power import mcnemar_power
 from ..tasks.transformer.task import TransformerSetting
 from ..tasks.transformer.units import training_at
-from .registration import registered_section
 from .transformer import ALPHA, STUDY_FOLDER, VARIANTS, lag_key, load_design, pilot_rows
 from .transformer_design import design_hash, load_frozen
+from .transformer_design import registered_design_hash as quoted_design_hash
 from .transformer_report import (
     EFFECT,
     REPLICATION_OUTCOMES,
@@ -67,8 +67,6 @@ FIRST_SEED = 810_000
 """The replication's seeds are FIRST_SEED .. FIRST_SEED + n - 1, used by no other run."""
 UNIT_SEEDS = 64
 """Seeds per unit, trained together in one batched loop (the batching the benchmark measures)."""
-DESIGN_HASH_LINE = "replication design file SHA-256: `{}`"
-"""How the registered section quotes the design file's hash."""
 
 
 @fill_doc
@@ -79,8 +77,9 @@ def derive_replication(
 
     Parameters
     ----------
-    %(transformer_record)s
-    %(transformer_design)s
+    record : mapping
+        The registered transformer study's record (``book/data/transformer_study/study.json.gz``).
+    %(design)s
     study_sha256, design_sha256 : str
         The SHA-256 of the study's record file and of its design file, kept in the design as its basis.
 
@@ -109,13 +108,13 @@ def derive_replication(
     }
 
 
-@fill_doc
 def design_text(design: Mapping[str, Any]) -> str:
     """The design file's text: sorted keys, one-space indent, a final newline (the bytes its hash is of).
 
     Parameters
     ----------
-    %(replication_design)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -127,11 +126,12 @@ def design_text(design: Mapping[str, Any]) -> str:
 
 @fill_doc
 def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
-    """The design file's SHA-256 that the replication section quotes.
+    """The design file's SHA-256 that the replication section quotes
+    (:func:`~lagtheory.experiments.confirmatory.transformer_design.registered_design_hash` of its section).
 
     Parameters
     ----------
-    %(registration_page)s
+    %(page)s
 
     Returns
     -------
@@ -143,16 +143,7 @@ def registered_design_hash(page: Path = REGISTRATION_PAGE) -> str:
     ValueError
         If the section quotes none, or more than one.
     """
-    section = registered_section(page.read_text(encoding="utf-8"), "replication")
-    prefix, _, suffix = DESIGN_HASH_LINE.partition("{}")
-    found = [
-        line.split(prefix, 1)[1].split(suffix, 1)[0]
-        for line in section.splitlines()
-        if prefix in line and suffix in line.split(prefix, 1)[1]
-    ]
-    if len(found) != 1 or len(found[0]) != 64:
-        raise ValueError(f"{page}'s replication section must quote one design file hash, found {found}")
-    return found[0]
+    return quoted_design_hash(page, "replication")
 
 
 @fill_doc
@@ -163,7 +154,7 @@ def load_replication(path: Path = REPLICATION_DESIGN, page: Path = REGISTRATION_
     ----------
     path : pathlib.Path, optional
         The design file.
-    %(registration_page)s
+    %(page)s
 
     Returns
     -------
@@ -185,8 +176,9 @@ def replication_rows(design: Mapping[str, Any], language: str) -> list[tuple[str
 
     Parameters
     ----------
-    %(replication_design)s
-    %(compared_language)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
+    %(language)s
 
     Returns
     -------
@@ -207,8 +199,9 @@ def variant_keys(design: Mapping[str, Any], language: str, variant: str) -> tupl
 
     Parameters
     ----------
-    %(replication_design)s
-    %(compared_language)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
+    %(language)s
     variant : str
         "shared" (both schedules at the shared rate) or "best" (each at its tuned configuration).
 
@@ -223,13 +216,13 @@ def variant_keys(design: Mapping[str, Any], language: str, variant: str) -> tupl
     return f"joint rate={choice['joint']['rate']:g}", lag_key(choice["lag"]["rate"], choice["lag"]["warm_fraction"])
 
 
-@fill_doc
 def replication_units(design: Mapping[str, Any], registration: str) -> dict[str, Any]:
     """The replication's units: per compared language and chunk of :data:`UNIT_SEEDS` seeds, its rows.
 
     Parameters
     ----------
-    %(replication_design)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
     registration : str
         The replication section's hash, carried by every payload.
 
@@ -250,7 +243,6 @@ def replication_units(design: Mapping[str, Any], registration: str) -> dict[str,
     return chunked_units("replication", rows, setting, design["seeds"], design["unit_seeds"], registration)
 
 
-@fill_doc
 def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) -> dict[str, Any]:
     """The registered analysis (module docstring) of the replication's record under its design.
 
@@ -258,7 +250,8 @@ def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) ->
     ----------
     record : mapping
         The replication's record (its ``units``, as the study's) with the design's seeds.
-    %(replication_design)s
+    design : mapping
+        The registered replication's design (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
 
     Returns
     -------
@@ -308,7 +301,6 @@ def analyse_replication(record: Mapping[str, Any], design: Mapping[str, Any]) ->
     return found
 
 
-@fill_doc
 def verdict(entry: Mapping[str, Any], alpha: float) -> str:
     """A comparison's registered verdict: "helps"/"hurts" where the difference is shown (Holm-adjusted
     McNemar p < alpha; direction by the larger discordant count), "equivalent" where only the equivalence is
@@ -318,7 +310,8 @@ def verdict(entry: Mapping[str, Any], alpha: float) -> str:
     ----------
     entry : mapping
         ``lag_better``, ``joint_better``, ``p_adjusted`` and ``p_equivalence_adjusted``.
-    %(alpha)s
+    alpha : float
+        The level, in (0, 1).
 
     Returns
     -------
@@ -369,7 +362,6 @@ def run_replication(workers: int, output: Path, quiet: bool = False) -> Path:
     return record_units(units, head, start, output, workers, quiet)
 
 
-@fill_doc
 def write_part(part: str, output: Path, record: Path | None = None, workers: int = 2, quiet: bool = False) -> Path:
     """The replication's part of the one command (``python -m lagtheory.experiments.run transformer-replication
     --part design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.transformer_replication
@@ -380,7 +372,8 @@ def write_part(part: str, output: Path, record: Path | None = None, workers: int
     ----------
     part : str
         ``"design"``, ``"run"`` or ``"analyse"``.
-    %(file_output)s
+    output : pathlib.Path
+        The file to write (its folder exists).
     record : pathlib.Path, optional
         ``analyse``: the replication's record (default ``<the replication's folder>/replication.json.gz``).
     workers : int, optional

@@ -82,7 +82,6 @@ def _counts(b: int, c: int, n: int) -> tuple[int, int, int]:
     return b, c, n
 
 
-@fill_doc
 def score_statistic(b: ArrayLike, c: ArrayLike, n: int, delta: float) -> NDArray[np.float64]:
     """Tango's score statistic for H0: ``p10 - p01 = delta`` in a paired 2 x 2 table with ``b`` pairs discordant
     one way and ``c`` the other, of ``n`` (Tango 1998, Statistics in Medicine 17: 891-908):
@@ -95,7 +94,8 @@ def score_statistic(b: ArrayLike, c: ArrayLike, n: int, delta: float) -> NDArray
     ----------
     b, c : array_like of int
         Discordant counts, ``b + c <= n`` (arrays of one shape for many tables at once).
-    %(pairs)s
+    n : int
+        The pairs (seeds), >= 1.
     delta : float
         The difference under H0, in (-1, 1).
 
@@ -119,7 +119,6 @@ def score_statistic(b: ArrayLike, c: ArrayLike, n: int, delta: float) -> NDArray
         return np.where(variance > 0, numerator / np.sqrt(np.where(variance > 0, variance, 1.0)), 0.0)
 
 
-@fill_doc
 def score_interval(b: int, c: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Tango's score interval for ``p10 - p01``: the deltas whose two-sided score test at ``1 - confidence`` does
     not reject (:func:`score_statistic` is decreasing in delta; each end found by root finding to 1e-12).
@@ -128,7 +127,8 @@ def score_interval(b: int, c: int, n: int, confidence: float = 0.95) -> tuple[fl
     ----------
     b, c : int
         The discordant counts (b favours the first of the pair).
-    %(pairs)s
+    n : int
+        The pairs (seeds), >= 1.
     confidence : float, optional
         The interval's coverage, in (0, 1).
 
@@ -151,7 +151,6 @@ def score_interval(b: int, c: int, n: int, confidence: float = 0.95) -> tuple[fl
     return end(z, -1.0), end(-z, 1.0)
 
 
-@fill_doc
 def paired_tost(b: int, c: int, n: int, margin: float) -> float:
     """p-value of the two one-sided score tests of equivalence of a paired difference: H0 ``p10 - p01 <= -margin``
     or ``>= margin``; ``max(P(Z > Z(-margin)), P(Z < Z(margin)))`` with Z :func:`score_statistic` and normal tails.
@@ -160,8 +159,10 @@ def paired_tost(b: int, c: int, n: int, margin: float) -> float:
     ----------
     b, c : int
         The discordant counts.
-    %(pairs)s
-    %(paired_margin)s
+    n : int
+        The pairs (seeds), >= 1.
+    margin : float
+        The equivalence margin of the paired difference p10 - p01, in (0, 1).
 
     Returns
     -------
@@ -179,7 +180,6 @@ def _tost_p(b: NDArray, c: NDArray, n: int, margin: float) -> NDArray[np.float64
     )
 
 
-@fill_doc
 def tost_power(n: int, p10: float, p01: float, margin: float, level: float) -> float:
     """Exact power of :func:`paired_tost` at ``level`` with ``n`` pairs discordant one way with probability
     ``p10`` and the other with ``p01``: the sum of the trinomial probabilities of the tables it rejects (the
@@ -188,10 +188,12 @@ def tost_power(n: int, p10: float, p01: float, margin: float, level: float) -> f
 
     Parameters
     ----------
-    %(pairs)s
+    n : int
+        The pairs (seeds), >= 1.
     p10, p01 : float
         The two discordance probabilities, ``p10 + p01 <= 1``.
-    %(paired_margin)s
+    margin : float
+        The equivalence margin of the paired difference p10 - p01, in (0, 1).
     level : float
         The level of each of the two one-sided tests, in (0, 1).
 
@@ -236,8 +238,9 @@ def observed_power(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> di
 
     Parameters
     ----------
-    %(transformer_analysis)s
-    %(transformer_design)s
+    analysis : mapping
+        The registered transformer analysis (``book/data/transformer_study/analysis.json``).
+    %(design)s
 
     Returns
     -------
@@ -270,7 +273,7 @@ def planning_basis(design: Mapping[str, Any]) -> dict[str, dict[str, dict[str, i
 
     Parameters
     ----------
-    %(transformer_design)s
+    %(design)s
 
     Returns
     -------
@@ -310,7 +313,6 @@ def ceiling_share(entry: Mapping[str, Any], outcome: str) -> float:
     return min(1.0 - r for r in rates) if outcome == "failure" else min(rates)
 
 
-@fill_doc
 def estimates(analysis: Mapping[str, Any], margin: float = MARGIN) -> dict[str, dict[str, dict[str, Any]]]:
     """Per registered outcome, variant and language: lag's advantage ``(b - c) / n`` with Tango's 95% score
     interval, the ceiling share, and the paired TOST's p within ``margin`` (raw and Holm-adjusted within the
@@ -318,7 +320,8 @@ def estimates(analysis: Mapping[str, Any], margin: float = MARGIN) -> dict[str, 
 
     Parameters
     ----------
-    %(transformer_analysis)s
+    analysis : mapping
+        The registered transformer analysis (``book/data/transformer_study/analysis.json``).
     margin : float, optional
         The equivalence margin (default the registered one, 0.1).
 
@@ -357,8 +360,9 @@ def per_rate(record: Mapping[str, Any], design: Mapping[str, Any]) -> list[dict[
 
     Parameters
     ----------
-    %(transformer_record)s
-    %(transformer_design)s
+    record : mapping
+        The registered transformer study's record (``book/data/transformer_study/study.json.gz``).
+    %(design)s
 
     Returns
     -------
@@ -415,8 +419,9 @@ def observed_discordance(record: Mapping[str, Any], design: Mapping[str, Any]) -
 
     Parameters
     ----------
-    %(transformer_record)s
-    %(transformer_design)s
+    record : mapping
+        The registered transformer study's record (``book/data/transformer_study/study.json.gz``).
+    %(design)s
 
     Returns
     -------
@@ -470,8 +475,9 @@ def replication_plan(
 
     Parameters
     ----------
-    %(transformer_record)s
-    %(transformer_design)s
+    record : mapping
+        The registered transformer study's record (``book/data/transformer_study/study.json.gz``).
+    %(design)s
     effect : float, optional
         The minimum effect of interest and equivalence margin.
     target : float, optional
@@ -537,8 +543,9 @@ def transformer_answer_sentence(analysis: Mapping[str, Any], design: Mapping[str
 
     Parameters
     ----------
-    %(transformer_analysis)s
-    %(transformer_design)s
+    analysis : mapping
+        The registered transformer analysis (``book/data/transformer_study/analysis.json``).
+    %(design)s
 
     Returns
     -------

@@ -39,7 +39,7 @@ def study_rows(design: Mapping[str, Any], language: str) -> list[tuple[str, Any]
 
     Parameters
     ----------
-    %(transformer_design)s
+    %(design)s
     language : str
         A language of the design.
 
@@ -65,7 +65,7 @@ def study_units(design: Mapping[str, Any], registration: str, seeds: Sequence[in
 
     Parameters
     ----------
-    %(transformer_design)s
+    %(design)s
     registration : str
         The transformer section's hash, carried by every payload.
     seeds : sequence of int, optional
@@ -130,7 +130,7 @@ def check_registered(
 
     Parameters
     ----------
-    %(registration_page)s
+    %(page)s
     hash_file : pathlib.Path, optional
         The section's hash file.
     section : str, optional
@@ -152,7 +152,6 @@ def check_registered(
     return registration
 
 
-@fill_doc
 def run_registered(workers: int, output: Path, command: str, quiet: bool = False) -> Path:
     """Run every unit of the registered study (resumable: finished units are kept in ``<output>.units``) and
     write its record: the registration hash, the design file's hash, the units with their per-seed values, and
@@ -160,7 +159,8 @@ def run_registered(workers: int, output: Path, command: str, quiet: bool = False
 
     Parameters
     ----------
-    %(workers)s
+    workers : int
+        Worker processes of the local dask cluster.
     output : pathlib.Path
         The study's record (gzipped JSON).
     command : str
@@ -182,7 +182,6 @@ def run_registered(workers: int, output: Path, command: str, quiet: bool = False
     return record_units(units, {**head, "seeds": list(design["seeds"])}, start, output, workers, quiet)
 
 
-@fill_doc
 def record_units(
     units: Mapping[str, Any], head: Mapping[str, Any], start: float, output: Path, workers: int, quiet: bool
 ) -> Path:
@@ -201,7 +200,8 @@ def record_units(
         ``time.perf_counter()`` when the command began.
     output : pathlib.Path
         The record (gzipped JSON).
-    %(workers)s
+    workers : int
+        Worker processes of the local dask cluster.
     quiet : bool
         Whether to leave out the progress bar.
 

@@ -24,7 +24,7 @@ def registered_text(design: Mapping[str, Any], design_sha256: str) -> str:
 
     Parameters
     ----------
-    %(transformer_design)s
+    %(design)s
     design_sha256 : str
         The design file's SHA-256.
 

@@ -11,11 +11,9 @@ import numpy as np
 
 from lagtheory.schedules import ACCOUNTINGS
 
-from ..parameters import fill_doc
 from .design import GRID_WARM_FRACTION, Run
 
 
-@fill_doc
 def choose(runs: Mapping[str, Mapping[str, Any]], schedule: str, accounting: str) -> dict[str, Any]:
     """The best configuration of ``schedule`` under ``accounting`` among a cell's tuning ``runs`` (run key ->
     stored run): the lowest mean over the seeds of the capped log10 held-out loss; ties to the smaller rate,
@@ -25,7 +23,8 @@ def choose(runs: Mapping[str, Mapping[str, Any]], schedule: str, accounting: str
     ----------
     runs : mapping of str to mapping
         Run key -> stored run (its fields and per-seed ``values``, as :func:`lagtheory.experiments.confirmatory.runs.run_unit` stores them).
-    %(confirmatory_schedule)s
+    schedule : str
+        "joint" or "lag".
     accounting : str
         "total" or "joint" (:data:`~lagtheory.schedules.ACCOUNTINGS`); a joint run
         (accounting "both") is a candidate under either.

@@ -27,7 +27,7 @@ or Adam), per-group initialisation scales and the attention's initialisation
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 import numpy as np
@@ -59,6 +59,28 @@ class TrainingStream(Protocol):
         object
             The task's batch (tensors, or a tuple, dict or dataclass of them).
         """
+
+
+@dataclass(frozen=True)
+class StoredStream:
+    """A :class:`TrainingStream` drawn whole before training: every field is a tensor with leading (seed, step)
+    dimensions, and a step's batch is every field at that step, in field order (the language and transformer
+    tasks' streams are its subclasses)."""
+
+    def batch(self, step: int) -> tuple[torch.Tensor, ...]:
+        """Every field at step ``step``, in field order, with a leading seed dimension.
+
+        Parameters
+        ----------
+        step : int
+            The step, below the stream's number of steps.
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            One tensor per field.
+        """
+        return tuple(getattr(self, field.name)[:, step] for field in fields(self))
 
 
 class Task(Protocol):
@@ -306,7 +328,6 @@ def standard_draws(task: Task, seeds: Sequence[int]) -> dict[str, torch.Tensor]:
     return {name: torch.stack(values) for name, values in draws.items()}
 
 
-@fill_doc
 def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The initial parameters of :class:`~lagtheory.experiments.engine.config.TrainingConfig` from the seeds' standard normal ``draws``
     (:func:`standard_draws`): the readout group ``output_scale`` times its draw, the attention 0,
@@ -318,7 +339,8 @@ def scaled_parameters(task: Task, config: TrainingConfig, draws: Mapping[str, to
     ----------
     task : Task
         Gives the parameters' shapes and groups (and the preset attention).
-    %(config)s
+    config : TrainingConfig
+        The scales and the attention's initialisation.
     draws : mapping of str to torch.Tensor
         The standard normal draws of :func:`standard_draws`, name -> (seeds, ...).
 
@@ -356,7 +378,8 @@ def initial_parameters(task: Task, config: TrainingConfig, seeds: Sequence[int])
     ----------
     task : Task
         Gives the parameters' shapes and groups.
-    %(config)s
+    config : TrainingConfig
+        The scales and the attention's initialisation.
     %(seeds)s
 
     Returns
@@ -387,7 +410,8 @@ def run_cell(
     schedules : sequence of str, optional
         A non-empty sequence of schedule names (default: all of
         :data:`~lagtheory.schedules.AVAILABLE_SCHEDULES`).
-    %(exploratory_seeds)s
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default 0 to 29).
     %(progress)s
 
     Returns
@@ -446,7 +470,8 @@ def run_rows(
     rows : sequence of tuple of (str, TrainingConfig)
         A non-empty sequence of (schedule name, configuration) pairs sharing the optimiser
         and the batch size.
-    %(exploratory_seeds)s
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default 0 to 29).
     %(progress)s
     evaluate : bool, optional
         Whether to compute the test metrics.

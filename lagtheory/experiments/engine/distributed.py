@@ -39,8 +39,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..parameters import fill_doc
-
 Work = Callable[[Any], Mapping[str, Any]]
 """The computation of one unit; payload -> its JSON-ready result."""
 
@@ -110,13 +108,13 @@ def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
-@fill_doc
 def finished(units: Mapping[str, Any], folder: Path) -> dict[str, dict[str, Any]]:
     """The results of the units already written to ``folder`` (name -> result).
 
     Parameters
     ----------
-    %(units)s
+    units : mapping of str to object
+        Unit name -> payload.
     folder : pathlib.Path
         Where the unit files are.
 
@@ -154,13 +152,13 @@ def _one_thread_work(work: Work, payload: Any) -> dict[str, Any]:
     return json.loads(json.dumps(work(payload), allow_nan=False))
 
 
-@fill_doc
 def run_units_serially(units: Mapping[str, Any], work: Work) -> dict[str, dict[str, Any]]:
     """Every unit in this process, one after the other: the reference of :func:`run_units`.
 
     Parameters
     ----------
-    %(units)s
+    units : mapping of str to object
+        Unit name -> payload.
     work : callable
         Payload -> JSON-ready result (:data:`Work`).
 

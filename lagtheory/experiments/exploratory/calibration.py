@@ -73,11 +73,12 @@ def calibrate(
     ----------
     the_study : Study
         Builds the engine task (unless ``task`` is given).
-    %(design)s
+    %(task_design)s
     optimiser : {"sgd", "adam"}
         The optimiser, a key of :data:`RATE_GRIDS`.
     %(progress)s
-    %(task_optional)s
+    task : Task, optional
+        The engine task, if already built.
     device : str, optional
         Where the engine trains (:func:`lagtheory.experiments.engine.cells.run_rows`).
     levels : sequence of tuple of (float, float), optional

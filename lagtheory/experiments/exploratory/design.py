@@ -232,7 +232,7 @@ def study_cells(design: TaskDesign, optimiser: str, base_rates: Mapping[str, flo
 
     Parameters
     ----------
-    %(design)s
+    %(task_design)s
     %(optimiser)s
     base_rates : mapping of str to float
         Main-grid level (:func:`main_level`) -> calibrated base rate; every level of the grid.
@@ -420,13 +420,13 @@ def rows_of(cells: Sequence[Cell]) -> list[tuple[str, TrainingConfig]]:
     return [(schedule, cell.training) for cell in cells for schedule in cell.schedules]
 
 
-@fill_doc
 def is_centre(cell: Cell) -> bool:
     """Whether the cell is the centre of its main grid.
 
     Parameters
     ----------
-    %(cell)s
+    cell : Cell
+        The cell.
 
     Returns
     -------

@@ -49,7 +49,6 @@ DETAIL_METRICS = ("accuracy", "test_errors")
 """The per-size metrics, stored only at the centre cells and the initialisation and accounting sweeps."""
 
 
-@fill_doc
 def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
     """The per-seed quantities stored for a cell, name -> (schedules, seeds, ...): the primary metric, the
     held-out loss, whether the run diverged, the displacement of each group after 10 steps, the task's
@@ -58,8 +57,10 @@ def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
 
     Parameters
     ----------
-    %(result)s
-    %(cell)s
+    result : CellResult
+        The cell's runs.
+    cell : Cell
+        The cell.
 
     Returns
     -------
@@ -83,13 +84,13 @@ def cell_values(result: CellResult, cell: Cell) -> dict[str, NDArray]:
     return values
 
 
-@fill_doc
 def curves(result: CellResult) -> dict[str, NDArray]:
     """Mean over seeds of the training loss and of every trace, per schedule and step.
 
     Parameters
     ----------
-    %(result)s
+    result : CellResult
+        The cell's runs.
 
     Returns
     -------
@@ -102,13 +103,13 @@ def curves(result: CellResult) -> dict[str, NDArray]:
     return means
 
 
-@fill_doc
 def cell_configuration(cell: Cell) -> dict[str, Any]:
     """The full configuration of a cell, JSON-ready.
 
     Parameters
     ----------
-    %(cell)s
+    cell : Cell
+        The cell.
 
     Returns
     -------
@@ -191,14 +192,14 @@ def design_constants() -> dict[str, Any]:
     }
 
 
-@fill_doc
 def cell_entry(cell: Cell, result: CellResult) -> dict[str, Any]:
     """A cell's part of the record (module docstring): its configuration, every seed's value of every
     stored quantity (:func:`cell_values`) per schedule, and for the centre cell the curves; JSON-ready.
 
     Parameters
     ----------
-    %(cell)s
+    cell : Cell
+        The cell.
     result : CellResult
         Its runs.
 
@@ -238,7 +239,8 @@ def study_record(
 
     Parameters
     ----------
-    %(the_study)s
+    the_study : Study
+        The study.
     calibrations : mapping
         Task -> optimiser -> calibration result.
     cells : mapping of str to mapping

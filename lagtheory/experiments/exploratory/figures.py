@@ -46,7 +46,8 @@ def draw_grid(ax: Axes, record: Mapping[str, Any], arrays: Mapping[str, NDArray]
 
     Parameters
     ----------
-    %(ax)s
+    ax : matplotlib.axes.Axes
+        Where to draw.
     %(record)s
     arrays : mapping of str to ndarray
         :func:`~lagtheory.experiments.exploratory.regimes.grid` of a regime map.
@@ -96,7 +97,8 @@ def heat_maps(record: Mapping[str, Any], schedule: str, limit: float | None = No
     Parameters
     ----------
     %(record)s
-    %(schedule)s
+    schedule : str
+        The schedule compared with joint.
     limit : float, optional
         The colour scale's half-range (default the largest effect, at least 0.05).
 
@@ -147,9 +149,11 @@ def budget_curves(ax: Axes, record: Mapping[str, Any], schedule: str, optimiser:
 
     Parameters
     ----------
-    %(ax)s
+    ax : matplotlib.axes.Axes
+        Where to draw.
     %(record)s
-    %(schedule)s
+    schedule : str
+        The schedule compared with joint.
     %(optimiser)s
     """
     budgets = [*record["design"]["budgets"], 1.0]
@@ -181,7 +185,8 @@ def budget_figure(record: Mapping[str, Any], schedule: str) -> plt.Figure:
     Parameters
     ----------
     %(record)s
-    %(schedule)s
+    schedule : str
+        The schedule compared with joint.
 
     Returns
     -------

@@ -131,14 +131,14 @@ def deciding_positions(language: str, words: NDArray[np.int64], features: str = 
     return mask
 
 
-@fill_doc
 def probe_words(task: LanguageRuns | TransformerLanguageRuns, length: int) -> tuple[NDArray[np.int64], NDArray]:
     """:data:`PROBE_PER_CLASS` uniform words of each class of ``length`` letters (from :data:`PROBE_SEED`),
     and the deciding positions of each for what the task's model reads.
 
     Parameters
     ----------
-    %(timed_task)s
+    task : LanguageRuns or TransformerLanguageRuns
+        The task.
     length : int
         The word length.
 
@@ -154,7 +154,6 @@ def probe_words(task: LanguageRuns | TransformerLanguageRuns, length: int) -> tu
     return words, deciding_positions(task.name, words, features)
 
 
-@fill_doc
 def one_layer_weights(task: LanguageRuns, params: Mapping[str, torch.Tensor], words: NDArray) -> torch.Tensor:
     """The one-layer model's attention weights alpha_i (rows, seeds, words, n) on words of one length n:
     softmax over positions of log(n) (theta[feature_i] + s_i), s_i the score of position i among the first P
@@ -166,7 +165,8 @@ def one_layer_weights(task: LanguageRuns, params: Mapping[str, torch.Tensor], wo
         The task (its features and position scores).
     params : mapping of str to torch.Tensor
         ``theta`` (rows, seeds, d) and, with position scores, ``s`` (rows, seeds) or (rows, seeds, P).
-    %(probe_words)s
+    words : ndarray
+        int64 (words, n).
 
     Returns
     -------
@@ -196,8 +196,9 @@ def transformer_weights(
     ----------
     task : TransformerLanguageRuns
         The task (its model and arithmetic).
-    %(batched_params)s
-    %(probe_words)s
+    %(params)s
+    words : ndarray
+        int64 (words, n).
 
     Returns
     -------
@@ -209,7 +210,6 @@ def transformer_weights(
     return weights.mean(dim=-2)[..., 1:].to(torch.float64)
 
 
-@fill_doc
 class TimedTask:
     """An engine task (:class:`~lagtheory.experiments.tasks.languages.task.LanguageRuns` or
     :class:`~lagtheory.experiments.tasks.transformer.task.TransformerLanguageRuns`) whose ``observe`` records,
@@ -219,7 +219,8 @@ class TimedTask:
 
     Parameters
     ----------
-    %(timed_task)s
+    task : LanguageRuns or TransformerLanguageRuns
+        The task.
     length : int
         The probe words' length (the training length N0).
 
@@ -250,7 +251,7 @@ class TimedTask:
 
         Parameters
         ----------
-        %(batched_params)s
+        %(params)s
 
         Returns
         -------
@@ -267,7 +268,7 @@ class TimedTask:
 
         Parameters
         ----------
-        %(batched_params)s
+        %(params)s
 
         Returns
         -------
@@ -278,14 +279,14 @@ class TimedTask:
         return {"readout": readout - readout.mean(dim=-1, keepdim=True), "attention_mass": self.attention_mass(params)}
 
 
-@fill_doc
 def half_times(curves: NDArray[np.float64]) -> NDArray[np.float64]:
     """The first index t at which each curve X (last axis, points 0..T) has made half its net change,
     (X(t) - X(0)) >= (X(T) - X(0)) / 2; NaN where X(T) <= X(0) (no net progress) or a point is not finite.
 
     Parameters
     ----------
-    %(curves)s
+    curves : ndarray
+        float64 (..., points).
 
     Returns
     -------
@@ -300,13 +301,13 @@ def half_times(curves: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(valid, first, np.nan)
 
 
-@fill_doc
 def shares(curves: NDArray[np.float64]) -> NDArray[np.float64]:
     """Each curve's share of its net change, (X(t) - X(0)) / (X(T) - X(0)); NaN where X(T) <= X(0).
 
     Parameters
     ----------
-    %(curves)s
+    curves : ndarray
+        float64 (..., points).
 
     Returns
     -------
@@ -453,7 +454,7 @@ def default_models(design: Mapping[str, Any]) -> dict[str, Model]:
 
     Parameters
     ----------
-    %(transformer_design)s
+    %(design)s
 
     Returns
     -------

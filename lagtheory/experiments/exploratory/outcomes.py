@@ -45,7 +45,8 @@ def failure_cap(record: Mapping[str, Any], task: str) -> float:
     Parameters
     ----------
     %(record)s
-    %(record_task)s
+    task : str
+        A task of the record.
 
     Returns
     -------
@@ -75,9 +76,11 @@ def failures(record: Mapping[str, Any], cell: str, schedule: str, cap: float | N
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
-    %(cell_schedule)s
-    %(cap)s
+    %(cell)s
+    schedule : str
+        A schedule of the cell.
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
 
     Returns
     -------
@@ -101,9 +104,11 @@ def failure_test(
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
-    %(schedule_optional)s
-    %(cap)s
+    %(cell)s
+    schedule : str, optional
+        The schedule compared with joint.
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
 
     Returns
     -------
@@ -125,9 +130,11 @@ def conditional_differences(
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
-    %(schedule_optional)s
-    %(cap)s
+    %(cell)s
+    schedule : str, optional
+        The schedule compared with joint.
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
 
     Returns
     -------
@@ -147,7 +154,8 @@ def lag_cells(record: Mapping[str, Any], task: str, optimiser: str) -> list[str]
     Parameters
     ----------
     %(record)s
-    %(record_task)s
+    task : str
+        A task of the record.
     %(optimiser)s
 
     Returns
@@ -169,7 +177,7 @@ def is_main(record: Mapping[str, Any], cell: str) -> bool:
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
+    %(cell)s
 
     Returns
     -------
@@ -188,9 +196,11 @@ def failure_verdicts(record: Mapping[str, Any], task: str, optimiser: str, cap: 
     Parameters
     ----------
     %(record)s
-    %(record_task)s
+    task : str
+        A task of the record.
     %(optimiser)s
-    %(cap)s
+    cap : float, optional
+        The task's cap (:func:`failure_cap`), computed if not given.
 
     Returns
     -------
@@ -288,7 +298,8 @@ def paired_sd(records: Mapping[str, Mapping[str, Any]], study: str, conditional:
     Parameters
     ----------
     %(records)s
-    %(study)s
+    study : str
+        The study's name.
     conditional : bool, optional
         Only the seeds where both succeed.
 

@@ -93,14 +93,14 @@ def log_loss_counts(records: Mapping[str, Mapping[str, Any]], test: str) -> tupl
     return helps, hurts
 
 
-@fill_doc
 def language_metric_counts(record: Mapping[str, Any], quantity: str) -> tuple[int, int]:
     """(helps, hurts) of lag over the 300 language main-grid cells by the verdict page's rule (paired t, or
     exact McNemar for ``recognised``, Holm over each regime-map family) applied to ``quantity``.
 
     Parameters
     ----------
-    %(languages_record)s
+    record : mapping
+        The languages record.
     quantity : str
         A stored per-seed quantity (the primary metric, ``recognised``, ``accuracy_above_training``).
 
@@ -217,14 +217,14 @@ def accounting_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, st
     return {c.name: c.verdict for c in compare_family(comparisons) if c.verdict != "undetermined"}
 
 
-@fill_doc
 def recognition_at_rates(record: Mapping[str, Any]) -> dict[tuple[str, str, str], float]:
     """Languages: the share of runs that recognise the language, per (optimiser, rate, schedule) over the six
     centre cells (rate "centre") and their base-rate cells at ratio 1 ("base*0.316", "base*3.16").
 
     Parameters
     ----------
-    %(languages_record)s
+    record : mapping
+        The languages record.
 
     Returns
     -------
@@ -297,14 +297,14 @@ def mover_summary(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-@fill_doc
 def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     """Language main-grid cells where the log loss says lag helps (regime-map family) while lag recognises the
     language in fewer runs than joint: (cell, lag's recognising runs, joint's).
 
     Parameters
     ----------
-    %(languages_record)s
+    record : mapping
+        The languages record.
 
     Returns
     -------
@@ -324,6 +324,14 @@ def contradicting_cells(record: Mapping[str, Any]) -> list[tuple[str, int, int]]
     return found
 
 
+def _helps_hurts_rows(
+    what: str, reported: Sequence[tuple[str, str]], counts: Callable[[str], tuple[int, int]]
+) -> list[tuple[str, str, str]]:
+    """Rows (``what`` with the key in place of ``{}``, its reported value, ``helps / hurts`` recomputed by
+    ``counts(key)``) of :func:`reanalysis`, one per (key, reported value)."""
+    return [(what.format(key), issue, "{} / {}".format(*counts(key))) for key, issue in reported]
+
+
 @fill_doc
 def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """Every number of the independent re-analysis that the registration relies on: (what, its reported value, the
@@ -339,14 +347,11 @@ def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str,
         The rows.
     """
     languages = records["languages"]
-    rows = []
-    for quantity, issue in (
-        (PRIMARY, "75 / 76"),
-        ("recognised", "49 / 20"),
-        ("accuracy_above_training", "57 / 0"),
-    ):
-        helps, hurts = language_metric_counts(languages, quantity)
-        rows.append((f"language main grid, lag helps / hurts by {quantity}", issue, f"{helps} / {hurts}"))
+    rows = _helps_hurts_rows(
+        "language main grid, lag helps / hurts by {}",
+        ((PRIMARY, "75 / 76"), ("recognised", "49 / 20"), ("accuracy_above_training", "57 / 0")),
+        lambda quantity: language_metric_counts(languages, quantity),
+    )
     contradictions = contradicting_cells(languages)
     rows.append(
         (
@@ -380,9 +385,11 @@ def reanalysis(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str,
             f"mean {conditional['mean']:.1%} (of {conditional['cells']})",
         )
     )
-    for test, issue in (("t", "86 / 82"), ("wilcoxon", "86 / 109"), ("sign", "75 / 110")):
-        helps, hurts = log_loss_counts(records, test)
-        rows.append((f"main grid, lag helps / hurts by {test} test", issue, f"{helps} / {hurts}"))
+    rows += _helps_hurts_rows(
+        "main grid, lag helps / hurts by {} test",
+        (("t", "86 / 82"), ("wilcoxon", "86 / 109"), ("sign", "75 / 110")),
+        lambda test: log_loss_counts(records, test),
+    )
     sweep = rate_sweep_summary(records)
     rows.append(
         (

@@ -221,10 +221,11 @@ def per_seed(record: Mapping[str, Any], cell: str, quantity: str, schedule: str)
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
+    %(cell)s
     quantity : str
         A stored quantity.
-    %(cell_schedule)s
+    schedule : str
+        A schedule of the cell.
 
     Returns
     -------
@@ -275,8 +276,9 @@ def failed_runs(record: Mapping[str, Any], cell: str, schedule: str) -> NDArray[
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
-    %(cell_schedule)s
+    %(cell)s
+    schedule : str
+        A schedule of the cell.
 
     Returns
     -------
@@ -348,7 +350,7 @@ def mismatches(
     Parameters
     ----------
     %(record)s
-    %(cell_name)s
+    %(cell)s
     schedules : sequence of str
         Schedules of the cell.
     seeds : sequence of int

@@ -117,9 +117,11 @@ def regime_map(record: Mapping[str, Any], task: str, optimiser: str, schedule: s
     Parameters
     ----------
     %(record)s
-    %(task_name)s
+    task : str
+        The task.
     %(optimiser)s
-    %(schedule)s
+    schedule : str
+        The schedule compared with joint.
 
     Returns
     -------
@@ -144,7 +146,8 @@ def grid(record: Mapping[str, Any], family: Mapping[str, Comparison], task: str,
     %(record)s
     family : mapping of str to Comparison
         A regime map (:func:`regime_map`) that holds every main-grid cell.
-    %(task_name)s
+    task : str
+        The task.
     %(optimiser)s
 
     Returns
@@ -190,8 +193,10 @@ def describe(record: Mapping[str, Any], comparison: Comparison, digits: int = 2)
     Parameters
     ----------
     %(record)s
-    %(comparison)s
-    %(effect_digits)s
+    comparison : Comparison
+        An adjusted comparison of a schedule against joint.
+    digits : int, optional
+        Decimals of the effect and its interval.
 
     Returns
     -------
@@ -210,8 +215,10 @@ def describe_columns(record: Mapping[str, Any], comparison: Comparison, digits: 
     Parameters
     ----------
     %(record)s
-    %(comparison)s
-    %(effect_digits)s
+    comparison : Comparison
+        An adjusted comparison of a schedule against joint.
+    digits : int, optional
+        Decimals of the effect and its interval.
 
     Returns
     -------

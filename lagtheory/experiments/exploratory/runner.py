@@ -42,13 +42,17 @@ def run_cells(
 
     Parameters
     ----------
-    %(the_study)s
+    the_study : Study
+        The study.
     cells : sequence of Cell
         A non-empty sequence of cells of one task, optimiser and batch size.
-    %(engine_seeds)s
+    seeds : sequence of int
+        Distinct integers >= 0.
     %(progress)s
-    %(task_optional)s
-    %(device)s
+    task : Task, optional
+        The engine task, if already built.
+    device : str, optional
+        Where the engine trains.
 
     Returns
     -------
@@ -79,7 +83,6 @@ Execute = Callable[[Mapping[str, Any], Callable[[Any], Mapping[str, Any]], Mappi
 :func:`serially` here, or :func:`lagtheory.experiments.engine.distributed.run_units` on a cluster."""
 
 
-@fill_doc
 def serially(
     units: Mapping[str, Any], work: Callable[[Any], Mapping[str, Any]], weights: Mapping[str, int], unit: str
 ) -> dict[str, dict[str, Any]]:
@@ -87,7 +90,8 @@ def serially(
 
     Parameters
     ----------
-    %(units)s
+    units : mapping of str to object
+        Unit name -> payload.
     work : callable
         ``work(payload)``, the unit's result.
     weights : mapping of str to int
@@ -145,15 +149,16 @@ def design_of(the_study: Study, payload: Mapping[str, Any]) -> TaskDesign:
     return TaskDesign(name, setting, payload["steps"], payload["batch_size"], payload["description"])
 
 
-@fill_doc
 def calibration_units(the_study: Study, device: str = "cpu") -> dict[str, dict[str, Any]]:
     """The calibration of every task and optimiser of a calibrated study as units (none otherwise): name
     ``calibration-<task>-<optimiser>`` -> payload for :func:`run_unit`.
 
     Parameters
     ----------
-    %(the_study)s
-    %(device)s
+    the_study : Study
+        The study.
+    device : str, optional
+        Where the engine trains.
 
     Returns
     -------
@@ -175,7 +180,6 @@ def calibration_units(the_study: Study, device: str = "cpu") -> dict[str, dict[s
     }
 
 
-@fill_doc
 def cell_units(
     the_study: Study, seeds: Sequence[int], calibrations: Mapping[str, Mapping[str, Any]], device: str = "cpu"
 ) -> dict[str, dict[str, Any]]:
@@ -185,12 +189,15 @@ def cell_units(
 
     Parameters
     ----------
-    %(the_study)s
-    %(engine_seeds)s
+    the_study : Study
+        The study.
+    seeds : sequence of int
+        Distinct integers >= 0.
     calibrations : mapping
         Task -> optimiser -> :func:`~lagtheory.experiments.exploratory.calibration.calibrate`'s result (unused
         for a study that is not calibrated).
-    %(device)s
+    device : str, optional
+        Where the engine trains.
 
     Returns
     -------
@@ -272,7 +279,6 @@ def run_unit(payload: Mapping[str, Any]) -> dict[str, Any]:
     return found | {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
 
 
-@fill_doc
 def run_study(
     the_study: Study, seeds: Sequence[int], command: str, execute: Execute = serially, device: str = "cpu"
 ) -> dict[str, Any]:
@@ -286,12 +292,16 @@ def run_study(
 
     Parameters
     ----------
-    %(the_study)s
-    %(engine_seeds)s
-    %(command)s
+    the_study : Study
+        The study.
+    seeds : sequence of int
+        Distinct integers >= 0.
+    command : str
+        The command that writes the record, stored in it.
     execute : callable, optional
         How the units run (:data:`Execute`; default :func:`serially`).
-    %(device)s
+    device : str, optional
+        Where the engine trains.
 
     Returns
     -------
@@ -319,7 +329,6 @@ def run_study(
     return study_record(the_study, calibrations, cells, seeds, command, seconds)
 
 
-@fill_doc
 def rerun(
     the_study: Study, configuration: Mapping[str, Any], schedules: Sequence[str], seeds: Sequence[int]
 ) -> dict[str, NDArray]:
@@ -328,12 +337,14 @@ def rerun(
 
     Parameters
     ----------
-    %(the_study)s
+    the_study : Study
+        The study.
     configuration : mapping
         The cell's stored configuration (a record's ``cells[name]["configuration"]``).
     schedules : sequence of str
         Schedules among the cell's.
-    %(engine_seeds)s
+    seeds : sequence of int
+        Distinct integers >= 0.
 
     Returns
     -------
@@ -365,7 +376,6 @@ class Reproduction(NamedTuple):
     different: list[str]
 
 
-@fill_doc
 def reproduce(
     the_study: Study, record: Mapping[str, Any], seed: int, cells: int = 3, rtol: float = 1e-6
 ) -> list[Reproduction]:
@@ -376,7 +386,8 @@ def reproduce(
 
     Parameters
     ----------
-    %(the_study)s
+    the_study : Study
+        The study.
     record : mapping
         The study's stored record.
     seed : int

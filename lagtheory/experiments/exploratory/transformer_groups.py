@@ -109,7 +109,7 @@ def rates_of(design: Mapping[str, Any], language: str) -> tuple[float, float]:
     ----------
     design : mapping
         The registered transformer study's design (its tuned rates).
-    %(compared_language)s
+    %(language)s
 
     Returns
     -------
@@ -168,14 +168,14 @@ def measure(design: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
     return found
 
 
-@fill_doc
 def write_record(output: Path, seeds: int | None = None) -> Path:
     """Measure (module docstring) and write the record (``python -m lagtheory.experiments.run transformer-groups
     [--seeds N] [--output PATH]``).
 
     Parameters
     ----------
-    %(record_output)s
+    output : pathlib.Path
+        The record to write (its folder exists).
     seeds : int, optional
         The first N seeds of :data:`SEEDS` only (a trial; default all).
 

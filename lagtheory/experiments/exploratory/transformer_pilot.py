@@ -42,7 +42,6 @@ import torch
 
 from ..engine.config import TrainingConfig
 from ..engine.distributed import finished, run_units
-from ..parameters import fill_doc
 from ..tasks.transformer.task import TransformerSetting
 from ..tasks.transformer.units import PILOT_TRAINING, run_unit, training_at, unit_payload
 from .records import versions, write_gzipped
@@ -105,7 +104,6 @@ CHOSEN: dict[str, Any] = {"scaling": "log", "positions": "first", "layers": 1}
 committed record)."""
 
 
-@fill_doc
 def recognising_runs(record: Mapping[str, Any], dtype: str = "float64") -> dict[str, int]:
     """Per configuration of the configuration stage (its tag, "<scaling>-<positions>-<layers>"), the runs in
     ``dtype`` arithmetic that recognise their language (every test word at 4 N0 and 16 N0 right), summed over
@@ -113,7 +111,8 @@ def recognising_runs(record: Mapping[str, Any], dtype: str = "float64") -> dict[
 
     Parameters
     ----------
-    %(configuration_record)s
+    record : mapping
+        The transformer pilot's configuration stage's record.
     dtype : str, optional
         The arithmetic whose units are counted.
 
@@ -132,7 +131,6 @@ def recognising_runs(record: Mapping[str, Any], dtype: str = "float64") -> dict[
     return counts
 
 
-@fill_doc
 def choose_configuration(record: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration with the most recognising runs in float64 (:func:`recognising_runs`): the study compares
     recognition beyond the training lengths, so its configuration must reach it on as many languages as it can.
@@ -141,7 +139,8 @@ def choose_configuration(record: Mapping[str, Any]) -> dict[str, Any]:
 
     Parameters
     ----------
-    %(configuration_record)s
+    record : mapping
+        The transformer pilot's configuration stage's record.
 
     Returns
     -------

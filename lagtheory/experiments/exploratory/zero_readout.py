@@ -86,8 +86,8 @@ def task_and_rows(
 
     Parameters
     ----------
-    %(transformer_design)s
-    %(compared_language)s
+    %(design)s
+    %(language)s
     initialisation : str
         One of :data:`INITIALISATIONS`.
 
@@ -119,7 +119,7 @@ def run_pilot(design: Mapping[str, Any]) -> dict[str, Any]:
 
     Parameters
     ----------
-    %(transformer_design)s
+    %(design)s
 
     Returns
     -------
@@ -216,14 +216,14 @@ def summary(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-@fill_doc
 def write_record(output: Path) -> Path:
     """The pilot's command (``python -m lagtheory.experiments.run zero-readout [--output PATH]``): run it and
     write its record.
 
     Parameters
     ----------
-    %(record_output)s
+    output : pathlib.Path
+        The record to write (its folder exists).
 
     Returns
     -------

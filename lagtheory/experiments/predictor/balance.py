@@ -37,7 +37,6 @@ import numpy as np
 import torch
 
 from ..engine.cells import GROUPS, Task, TrainingConfig, check_seeds, initial_parameters
-from ..parameters import fill_doc
 
 PREDICTOR_SEEDS: tuple[int, ...] = tuple(range(2_000_000, 2_000_032))
 """The 32 seeds the predictor is computed on; their initialisation and step-0 batch only, disjoint from the
@@ -60,7 +59,6 @@ VALIDATION_RATIOS = (0.5, 2.0, 30.0)
 it (30)."""
 
 
-@fill_doc
 def first_step_decreases(
     task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS
 ) -> dict[str, np.ndarray]:
@@ -72,10 +70,12 @@ def first_step_decreases(
 
     Parameters
     ----------
-    %(engine_task)s
+    task : Task
+        An engine task with parameters in both groups.
     config : TrainingConfig
         The configuration (initialisation, step sizes, optimiser, batch size).
-    %(predictor_seeds)s
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).
 
     Returns
     -------
@@ -123,7 +123,6 @@ def first_step_decreases(
     return decreases
 
 
-@fill_doc
 def first_step_balance(task: Task, config: TrainingConfig, seeds: Sequence[int] = PREDICTOR_SEEDS) -> float:
     """The registered predictor (module docstring): log10 of the mean over ``seeds`` of the attention's
     first-order loss decrease over the readout's, at step 0 of joint training under ``config`` on ``task``.
@@ -134,10 +133,12 @@ def first_step_balance(task: Task, config: TrainingConfig, seeds: Sequence[int] 
 
     Parameters
     ----------
-    %(engine_task)s
+    task : Task
+        An engine task with parameters in both groups.
     config : TrainingConfig
         The configuration.
-    %(predictor_seeds)s
+    seeds : sequence of int, optional
+        Distinct integers >= 0 (default :data:`PREDICTOR_SEEDS`).
 
     Returns
     -------

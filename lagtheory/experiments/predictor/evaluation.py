@@ -114,14 +114,15 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
-@fill_doc
 def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
     """The baseline's design matrix: 1, log10 ratio, log10 readout scale.
 
     Parameters
     ----------
-    %(log_ratio)s
-    %(log_scale)s
+    log_ratio : array_like
+        log10 of the attention/output step-size ratio of each cell.
+    log_scale : array_like
+        log10 of the readout scale of each cell.
 
     Returns
     -------
@@ -132,15 +133,16 @@ def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.fl
     return np.column_stack([np.ones_like(log_ratio), log_ratio, np.asarray(log_scale, dtype=np.float64)])
 
 
-@fill_doc
 def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) -> NDArray[np.float64]:
     """Maximum-likelihood logistic regression of the labels on (1, log10 ratio, log10 scale): its three
     coefficients (BFGS on the negative log-likelihood, written with logaddexp).
 
     Parameters
     ----------
-    %(log_ratio)s
-    %(log_scale)s
+    log_ratio : array_like
+        log10 of the attention/output step-size ratio of each cell.
+    log_scale : array_like
+        log10 of the readout scale of each cell.
     labels : array_like
         The cells' labels (bool or 0/1).
 
@@ -170,7 +172,6 @@ def fit_baseline(log_ratio: ArrayLike, log_scale: ArrayLike, labels: ArrayLike) 
     return result.x
 
 
-@fill_doc
 def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
     """The baseline's linear score (log-odds of "lag helps") of cells.
 
@@ -178,8 +179,10 @@ def baseline_score(coefficients: ArrayLike, log_ratio: ArrayLike, log_scale: Arr
     ----------
     coefficients : array_like
         The three coefficients of :func:`fit_baseline`.
-    %(log_ratio)s
-    %(log_scale)s
+    log_ratio : array_like
+        log10 of the attention/output step-size ratio of each cell.
+    log_scale : array_like
+        log10 of the readout scale of each cell.
 
     Returns
     -------
@@ -226,7 +229,6 @@ def cross_validated_baseline(
 
 # Kept apart from confirmatory.predictor_breakdown.stratified_bootstrap on purpose: the same signature, another
 # resampling (whole clusters); not one procedure written twice.
-@fill_doc
 def cluster_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],
     labels: NDArray[np.bool_],
@@ -246,7 +248,8 @@ def cluster_bootstrap(
         bool, the cells' labels, both classes present.
     clusters : sequence of str
         The cluster of each cell.
-    %(resamples)s
+    resamples : int, optional
+        Bootstrap draws, an integer >= 100.
     seed : int, optional
         Seeds the draws.
 
@@ -330,7 +333,6 @@ def exploratory_cells(records: Mapping[str, Mapping[str, Any]]) -> list[dict[str
     return rows
 
 
-@fill_doc
 def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> dict[str, Any]:
     """The AUROCs, intervals, baseline coefficients and the threshold's operating point on ``rows``
     (:func:`exploratory_cells`).
@@ -339,7 +341,8 @@ def evaluate(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> d
     ----------
     rows : sequence of mapping
         The cells of :func:`exploratory_cells`.
-    %(resamples)s
+    resamples : int, optional
+        Bootstrap draws, an integer >= 100.
 
     Returns
     -------
@@ -401,7 +404,6 @@ def youden(balance: ArrayLike, labels: ArrayLike, thresholds: ArrayLike) -> NDAr
     return np.array([np.mean(balance[labels] >= t) - np.mean(balance[~labels] >= t) for t in np.asarray(thresholds)])
 
 
-@fill_doc
 def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]]:
     """The predictor's value and prediction, and the frozen baseline's score, for every validation cell of the
     existing tasks (:data:`~lagtheory.experiments.predictor.balance.VALIDATION_SCALES` x
@@ -412,7 +414,8 @@ def validation_predictions(coefficients: Sequence[float]) -> list[dict[str, Any]
 
     Parameters
     ----------
-    %(coefficients)s
+    coefficients : sequence of float
+        The frozen baseline's three coefficients.
 
     Returns
     -------
@@ -451,7 +454,8 @@ def prediction_row(
     ----------
     study_name : str
         The study.
-    %(task_name)s
+    task : str
+        The task.
     %(optimiser)s
     scale : float
         The readout scale, > 0.
@@ -459,7 +463,8 @@ def prediction_row(
         The attention/output step-size ratio, > 0.
     balance : float
         The first-step balance (possibly infinite).
-    %(coefficients)s
+    coefficients : sequence of float
+        The frozen baseline's three coefficients.
 
     Returns
     -------

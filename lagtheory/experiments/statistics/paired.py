@@ -35,8 +35,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer, check_positive, check_probability
 
-from ..parameters import fill_doc
-
 VERDICTS = ("helps", "hurts", "equivalent", "undetermined")
 
 
@@ -101,13 +99,13 @@ def bootstrap_interval(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-@fill_doc
 def paired_t(d: ArrayLike) -> float:
     """Two-sided p-value of the paired t-test of mean difference 0.
 
     Parameters
     ----------
-    %(d)s
+    d : array_like
+        1-d per-seed differences, at least 2, finite (as :func:`compare` passes them; not checked here).
 
     Returns
     -------
@@ -169,14 +167,14 @@ def mcnemar_exact(a: ArrayLike, b: ArrayLike) -> McNemar:
     return McNemar(a_only, b_only, float(scipy.stats.binomtest(a_only, a_only + b_only, 0.5).pvalue))
 
 
-@fill_doc
 def tost(d: ArrayLike, margin: float) -> float:
     """p-value of the two one-sided t-tests of equivalence: H0 "mean difference <= -margin or >= margin";
     a small p says the mean difference lies within (-margin, margin).
 
     Parameters
     ----------
-    %(d)s
+    d : array_like
+        1-d per-seed differences, at least 2, finite (as :func:`compare` passes them; not checked here).
     margin : float
         The equivalence margin, finite and > 0.
 

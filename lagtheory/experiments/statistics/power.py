@@ -30,8 +30,6 @@ import scipy.stats
 
 from lagtheory._validation import check_integer, check_probability
 
-from ..parameters import fill_doc
-
 
 def _check_n(n: int) -> int:
     return check_integer(n, "n", 1)
@@ -46,7 +44,6 @@ def _check_share(value: float, name: str) -> float:
     return float(value)
 
 
-@fill_doc
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
     """Exact power of McNemar's exact two-sided test at level ``alpha`` with ``n`` pairs, where a pair is
     discordant one way with probability ``p10`` and the other way with ``p01`` (module docstring).
@@ -57,7 +54,8 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
         The number of pairs, >= 1.
     p10, p01 : float
         The probabilities of the two kinds of discordant pair, each in [0, 1], with ``p10 + p01 <= 1``.
-    %(alpha)s
+    alpha : float
+        The level, in (0, 1).
 
     Returns
     -------
@@ -108,7 +106,6 @@ def _over_sample_sd(n: int, probability: Any) -> float:
     return float(min(1.0, max(0.0, value)))
 
 
-@fill_doc
 def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     """Power of the two-sided paired t-test at level ``alpha`` with ``n`` pairs whose differences are normal
     with mean ``effect`` and standard deviation ``sd``: given the sample sd s, the mean is N(effect, sd^2 / n)
@@ -117,12 +114,14 @@ def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
 
     Parameters
     ----------
-    %(n)s
+    n : int
+        The number of pairs, >= 2.
     effect : float
         The mean of the differences.
     sd : float
         Their standard deviation, > 0.
-    %(alpha)s
+    alpha : float
+        The level, in (0, 1).
 
     Returns
     -------
@@ -148,7 +147,6 @@ def t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     return _over_sample_sd(n, rejects)
 
 
-@fill_doc
 def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0.0) -> float:
     """Power of the two one-sided t-tests of equivalence within +-``margin`` at level ``alpha`` (each
     one-sided) with ``n`` normal differences of mean ``effect`` and sd ``sd``: both reject where
@@ -157,7 +155,8 @@ def tost_power(n: int, sd: float, margin: float, alpha: float, effect: float = 0
 
     Parameters
     ----------
-    %(n)s
+    n : int
+        The number of pairs, >= 2.
     sd : float
         The standard deviation of the differences, > 0.
     margin : float

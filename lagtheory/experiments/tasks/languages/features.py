@@ -25,8 +25,6 @@ from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer
 
-from ...parameters import fill_doc
-
 FEATURES = ("tokens", "bigram", "cyclic-bigram")
 FEATURE_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"tokens": ("a", "b"), "bigram": ("aa", "ab", "ba", "bb"), "cyclic-bigram": ("aa", "ab", "ba", "bb")}
@@ -35,14 +33,15 @@ FEATURE_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-@fill_doc
 def feature_names(features: str, alphabet_size: int = 2) -> tuple[str, ...]:
     """The feature vocabulary of a feature kind over the first ``alphabet_size`` letters, in id order.
 
     Parameters
     ----------
-    %(features)s
-    %(alphabet_size)s
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The feature kind.
+    alphabet_size : int, optional
+        The number k of letters, >= 2.
 
     Returns
     -------
@@ -68,7 +67,6 @@ def _check_features(features: str) -> None:
         raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
 
 
-@fill_doc
 def padded_feature_ids(
     words: NDArray[np.int64], lengths: NDArray[np.int64], features: str, alphabet_size: int = 2
 ) -> NDArray[np.int64]:
@@ -82,8 +80,10 @@ def padded_feature_ids(
         int (rows, width), word r in its first ``lengths[r]`` entries, symbols 0..k-1.
     lengths : ndarray
         int (rows,), each in 1..width.
-    %(features)s
-    %(alphabet_size)s
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The feature kind.
+    alphabet_size : int, optional
+        The number k of letters, >= 2.
 
     Returns
     -------
@@ -119,7 +119,6 @@ def padded_feature_ids(
     return np.where(inside, ids, -1)
 
 
-@fill_doc
 def feature_ids(words: NDArray[np.int64], features: str, alphabet_size: int = 2) -> NDArray[np.int64]:
     """The feature id of every position of every word, for words of one length.
 
@@ -127,8 +126,10 @@ def feature_ids(words: NDArray[np.int64], features: str, alphabet_size: int = 2)
     ----------
     words : ndarray
         int (batch, n), n >= 1, symbols 0..k-1.
-    %(features)s
-    %(alphabet_size)s
+    features : {"tokens", "bigram", "cyclic-bigram"}
+        The feature kind.
+    alphabet_size : int, optional
+        The number k of letters, >= 2.
 
     Returns
     -------

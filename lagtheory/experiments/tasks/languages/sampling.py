@@ -23,17 +23,15 @@ from numpy.typing import NDArray
 from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
 
-from ...parameters import fill_doc
 
-
-@fill_doc
 def transition_table(dfa: DFA) -> tuple[NDArray[np.int64], int, NDArray[np.bool_]]:
     """(delta as an int array (states, k), start index, accepting mask), with the symbols numbered in
     the order of ``dfa.alphabet`` (which must have at least two symbols).
 
     Parameters
     ----------
-    %(dfa_language)s
+    dfa : DFA
+        The language.
 
     Returns
     -------
@@ -80,16 +78,17 @@ def check_label(label: int) -> int:
     return int(label)
 
 
-@fill_doc
 def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
     """Log N_j(q) for j = 0..length (rows) and every state q (columns); -inf where N_j(q) = 0.
 
     Parameters
     ----------
-    %(dfa)s
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
     length : int
         The longest completion, >= 0.
-    %(label)s
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
 
     Returns
     -------
@@ -114,15 +113,17 @@ def log_completions(dfa: DFA, length: int, label: int) -> NDArray[np.float64]:
     return table
 
 
-@fill_doc
 def class_is_nonempty(dfa: DFA, length: int, label: int) -> bool:
     """Whether some word of this length has this label (+1 in L(dfa), -1 outside).
 
     Parameters
     ----------
-    %(dfa)s
-    %(length)s
-    %(label)s
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    length : int
+        The length, >= 1.
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
 
     Returns
     -------
@@ -141,16 +142,17 @@ def class_is_nonempty(dfa: DFA, length: int, label: int) -> bool:
     return bool(np.isfinite(log_completions(dfa, length, label)[length, start]))
 
 
-@fill_doc
 def nonempty_lengths(dfa: DFA, max_length: int, label: int) -> NDArray[np.int64]:
     """The lengths 1..max_length at which the class of ``label`` has a word.
 
     Parameters
     ----------
-    %(dfa)s
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
     max_length : int
         The longest length, >= 1.
-    %(label)s
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
 
     Returns
     -------
@@ -170,7 +172,6 @@ def nonempty_lengths(dfa: DFA, max_length: int, label: int) -> NDArray[np.int64]
     return np.flatnonzero(np.isfinite(table[1:, start])) + 1
 
 
-@fill_doc
 def sample_words(
     dfa: DFA, lengths: NDArray[np.int64], labels: NDArray[np.int64], uniforms: NDArray[np.float64]
 ) -> NDArray[np.int64]:
@@ -181,7 +182,8 @@ def sample_words(
 
     Parameters
     ----------
-    %(dfa)s
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
     lengths : ndarray
         int64 (rows,), each in 1..width.
     labels : ndarray
@@ -242,15 +244,17 @@ def sample_words(
     return words
 
 
-@fill_doc
 def sample_strings(dfa: DFA, length: int, label: int, count: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """``count`` words drawn uniformly from the words of this length with this label.
 
     Parameters
     ----------
-    %(dfa)s
-    %(length)s
-    %(label)s
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
+    length : int
+        The length, >= 1.
+    label : {1, -1}
+        +1 (in the language) or -1 (outside).
     count : int
         The number of words, >= 1.
     rng : numpy.random.Generator
@@ -277,7 +281,6 @@ def sample_strings(dfa: DFA, length: int, label: int, count: int, rng: np.random
     return sample_words(dfa, np.full(count, length), np.full(count, label), uniforms)
 
 
-@fill_doc
 def labelled_words(dfa: DFA, max_length: int, uniforms: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
     """The training distribution of the language chapter from a block of uniforms (rows, max_length + 2):
     the label +-1 with probability 1/2 (column 0), the length uniform on the lengths 1..max_length at
@@ -286,7 +289,8 @@ def labelled_words(dfa: DFA, max_length: int, uniforms: NDArray[np.float64]) -> 
 
     Parameters
     ----------
-    %(dfa)s
+    dfa : DFA
+        The language, over an alphabet of at least 2 symbols.
     max_length : int
         The longest training length, >= 2.
     uniforms : ndarray

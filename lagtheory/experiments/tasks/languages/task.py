@@ -34,7 +34,7 @@ from lagtheory._validation import check_integer
 from lagtheory.count_forward import linear_readout, pooled_from_counts, pooled_with_prefix
 from lagtheory.losses import logistic_loss
 
-from ...engine.cells import TrainingConfig, seed_rng
+from ...engine.cells import StoredStream, TrainingConfig, seed_rng
 from ...parameters import fill_doc
 from .catalogue import LanguageSpec
 from .features import feature_counts, padded_feature_ids
@@ -48,7 +48,6 @@ def default_horizon_lengths() -> tuple[int, ...]:
     return tuple(range(1, 41)) + tuple(int(n) for n in above)
 
 
-@fill_doc
 @dataclass(frozen=True)
 class LanguageSetting:
     """The data and tests of the language experiment (the same for every language and schedule):
@@ -63,7 +62,8 @@ class LanguageSetting:
         Strictly increasing lengths >= 1.
     test_per_class : int, optional
         Random test words per class and length, >= 1.
-    %(test_seed)s
+    test_seed : int, optional
+        Seeds the test words, >= 0.
     horizon_lengths : tuple of int, optional
         Strictly increasing lengths >= 1 of the exact worst case.
 
@@ -97,9 +97,8 @@ LANGUAGE_TRAINING = TrainingConfig(
 """The regime of the chapter; SGD, one step size 0.5, attention at 0, readout N(0, 0.1^2)."""
 
 
-@fill_doc
 @dataclass(frozen=True)
-class CountStream:
+class CountStream(StoredStream):
     """Training batches of several seeds as feature counts: ``counts`` (seeds, steps, batch, d),
     ``prefix`` (seeds, steps, batch, P) the features of the P positions with their own score (-1
     past a word's end), ``labels`` (seeds, steps, batch) +-1.
@@ -110,27 +109,13 @@ class CountStream:
         float64 (seeds, steps, batch, d).
     prefix : torch.Tensor
         int64 (seeds, steps, batch, P).
-    %(stream_labels)s
+    labels : torch.Tensor
+        float64 (seeds, steps, batch), +-1.
     """
 
     counts: torch.Tensor
     prefix: torch.Tensor
     labels: torch.Tensor
-
-    @fill_doc
-    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(counts, prefix, labels) of step ``step``, leading seed dimension.
-
-        Parameters
-        ----------
-        %(stream_step)s
-
-        Returns
-        -------
-        tuple of torch.Tensor
-            (counts, prefix, labels).
-        """
-        return self.counts[:, step], self.prefix[:, step], self.labels[:, step]
 
 
 LANGUAGE_METRICS = ("accuracy", "accuracy_above_training", "test_loss", "zero_loss", "horizon", "recognised")
@@ -181,7 +166,6 @@ class LanguageRuns:
             preset["s"] = torch.tensor(self.task.witness["s"], dtype=torch.float64)
         return preset
 
-    @fill_doc
     def words_to_counts(self, words: NDArray, lengths: NDArray) -> tuple[NDArray, NDArray]:
         """Padded words -> (feature counts (rows, d), features of the positions with their own score
         (rows, P), -1 past a word's end).
@@ -190,7 +174,8 @@ class LanguageRuns:
         ----------
         words : ndarray
             int64 (rows, width), padded words over the task's alphabet.
-        %(word_lengths)s
+        lengths : ndarray
+            int64 (rows,), their lengths.
 
         Returns
         -------
@@ -208,8 +193,10 @@ class LanguageRuns:
         Parameters
         ----------
         %(seeds)s
-        %(steps)s
-        %(batch_size)s
+        steps : int
+            The number of steps.
+        batch_size : int
+            Words per step and seed.
 
         Returns
         -------
@@ -232,13 +219,13 @@ class LanguageRuns:
         self._stream = (key, stream)
         return stream
 
-    @fill_doc
     def outputs(self, params: Mapping[str, torch.Tensor], counts: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
         """The model output f of every model on every word (``forward_counts`` with leading model dimensions).
 
         Parameters
         ----------
-        %(row_params)s
+        params : mapping of str to torch.Tensor
+            ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
         counts : torch.Tensor
             float64 (..., words, d), the feature counts.
         prefix : torch.Tensor
@@ -256,15 +243,15 @@ class LanguageRuns:
             h = pooled_with_prefix(params["theta"], scores, counts, prefix, "log")
         return linear_readout(params["u"], h)
 
-    @fill_doc
     def losses(self, params: Mapping[str, torch.Tensor], batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """The mean logistic loss over the batch of each (row, seed) model.
 
         Parameters
         ----------
-        %(row_params)s
+        params : mapping of str to torch.Tensor
+            ``u``, ``theta`` (and ``s``), each with leading (row, seed) dimensions.
         batch : tuple of torch.Tensor
-            (counts, prefix, labels) of :meth:`CountStream.batch`.
+            (counts, prefix, labels) of :meth:`~lagtheory.experiments.engine.cells.StoredStream.batch`.
 
         Returns
         -------

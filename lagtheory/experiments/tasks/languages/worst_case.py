@@ -35,7 +35,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory.model import ShallowTransformer
 
-from ...parameters import fill_doc
 from .catalogue import LanguageSpec
 from .sampling import transition_table
 
@@ -153,7 +152,6 @@ def _feature(features: str, alphabet_size: int, previous: int, symbol: int) -> i
     return symbol if features == "tokens" else alphabet_size * previous + symbol
 
 
-@fill_doc
 def position_scores(task: LanguageSpec, s: ArrayLike | None, models: int) -> NDArray[np.float64]:
     """The learned scores of the first Q = max(P, 1) positions of every model, shape (models, Q):
     0 without positional scores, the marker ``s`` (models,) or a number, or the P learned scores
@@ -161,7 +159,8 @@ def position_scores(task: LanguageSpec, s: ArrayLike | None, models: int) -> NDA
 
     Parameters
     ----------
-    %(language_task)s
+    task : LanguageSpec
+        The language task (its DFA, features and position scores).
     s : array_like or None
         The scores; required when the task has the marker or learned positions.
     models : int
@@ -197,7 +196,6 @@ def _signed_sum(terms: list[tuple[NDArray, NDArray]]) -> tuple[NDArray, NDArray]
     return total
 
 
-@fill_doc
 def worst_case(
     task: LanguageSpec, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
 ) -> SignedLog:
@@ -215,10 +213,14 @@ def worst_case(
 
     Parameters
     ----------
-    %(language_task)s
-    %(theta_u)s
-    %(s)s
-    %(lengths)s
+    task : LanguageSpec
+        The language task (its DFA, features and position scores).
+    theta, u : array_like
+        (models, d) or (d,), finite.
+    s : array_like or None
+        The position scores (:func:`position_scores`; None or ignored without them), finite.
+    lengths : sequence of int
+        A non-empty sequence of lengths >= 1.
 
     Returns
     -------
@@ -341,14 +343,15 @@ def worst_case(
     return SignedLog(result_sign.reshape(shape), result_log.reshape(shape))
 
 
-@fill_doc
 def model_parameters(model: ShallowTransformer, task: LanguageSpec) -> tuple[NDArray, NDArray, NDArray | None]:
     """(theta, u, s or None) of a linear-readout model of this task, as numpy arrays.
 
     Parameters
     ----------
-    %(model)s
-    %(language_task)s
+    model : ShallowTransformer
+        A linear-readout model of this task (as ``task.model()`` builds it).
+    task : LanguageSpec
+        The language task (its DFA, features and position scores).
 
     Returns
     -------
@@ -371,15 +374,17 @@ def model_parameters(model: ShallowTransformer, task: LanguageSpec) -> tuple[NDA
     return model.theta.detach().numpy().copy(), model.u.detach().numpy().copy(), s
 
 
-@fill_doc
 def worst_case_scores(model: ShallowTransformer, task: LanguageSpec, lengths: Sequence[int]) -> SignedLog:
     """:func:`worst_case` of one model, shape (lengths, 2).
 
     Parameters
     ----------
-    %(model)s
-    %(language_task)s
-    %(lengths)s
+    model : ShallowTransformer
+        A linear-readout model of this task (as ``task.model()`` builds it).
+    task : LanguageSpec
+        The language task (its DFA, features and position scores).
+    lengths : sequence of int
+        A non-empty sequence of lengths >= 1.
 
     Returns
     -------
@@ -395,7 +400,6 @@ def worst_case_scores(model: ShallowTransformer, task: LanguageSpec, lengths: Se
     return SignedLog(result.sign[0], result.log_magnitude[0])
 
 
-@fill_doc
 def verified_horizons(
     task: LanguageSpec, theta: ArrayLike, u: ArrayLike, s: ArrayLike | None, lengths: Sequence[int]
 ) -> NDArray[np.int64]:
@@ -404,10 +408,14 @@ def verified_horizons(
 
     Parameters
     ----------
-    %(language_task)s
-    %(theta_u)s
-    %(s)s
-    %(increasing_lengths)s
+    task : LanguageSpec
+        The language task (its DFA, features and position scores).
+    theta, u : array_like
+        (models, d) or (d,), finite.
+    s : array_like or None
+        The position scores (:func:`position_scores`; None or ignored without them), finite.
+    lengths : sequence of int
+        Strictly increasing lengths >= 1.
 
     Returns
     -------
@@ -429,15 +437,17 @@ def verified_horizons(
     return grid[first_failure]
 
 
-@fill_doc
 def verified_horizon(model: ShallowTransformer, task: LanguageSpec, lengths: Sequence[int]) -> int:
     """:func:`verified_horizons` of one model.
 
     Parameters
     ----------
-    %(model)s
-    %(language_task)s
-    %(increasing_lengths)s
+    model : ShallowTransformer
+        A linear-readout model of this task (as ``task.model()`` builds it).
+    task : LanguageSpec
+        The language task (its DFA, features and position scores).
+    lengths : sequence of int
+        Strictly increasing lengths >= 1.
 
     Returns
     -------

@@ -125,6 +125,47 @@ def seed_einsum(equation: str, params: torch.Tensor, data: torch.Tensor, param_d
     return result.reshape(*leading, *result.shape[(2 if data.ndim == len(data_spec) + 1 else 1) :])
 
 
+def draw_shape(
+    rng: object, batch_size: object, shortest: int, longest: int, names: tuple[str, str]
+) -> tuple[list[np.random.Generator], tuple[int, ...]]:
+    """The generators and the batch shape of a seeded draw of padded sequences (the regression's
+    :func:`~lagtheory.experiments.tasks.sequences.regression.sample_batch`, the prompts of
+    :func:`~lagtheory.experiments.tasks.sequences.icl.sample_prompts`), after the checks of their arguments.
+
+    Parameters
+    ----------
+    rng : object
+        A numpy.random.Generator, or a non-empty list of them (one per seed).
+    batch_size : object
+        Sequences per batch (an int), or a shape (a tuple of int); each entry >= 1.
+    shortest, longest : int
+        The size range: ``shortest`` >= 1, ``longest`` >= ``shortest``.
+    names : tuple of str
+        The names of ``shortest`` and ``longest`` in the caller, named in the errors.
+
+    Returns
+    -------
+    tuple
+        (the generators as a list, the batch shape as a tuple).
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is not a generator or a list of them, or a size is not an integer.
+    ValueError
+        If a size is out of range.
+    """
+    rngs = rng if isinstance(rng, list) else [rng]
+    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
+        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
+    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
+    for size in shape:
+        check_integer(size, "batch_size", minimum=1)
+    check_integer(shortest, names[0], minimum=1)
+    check_integer(longest, names[1], minimum=shortest)
+    return rngs, shape
+
+
 STREAM_CHUNK = 25
 """Training batches are drawn ``STREAM_CHUNK`` steps at a time per seed (one generator call per quantity)."""
 
@@ -224,14 +265,15 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
-    @fill_doc
     def predict(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
         """The predictions of the models ``params`` on ``batch`` (implemented by subclasses).
 
         Parameters
         ----------
-        %(schedule_params)s
-        %(batch)s
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading (schedule, seed) dimensions.
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
 
         Returns
         -------
@@ -240,13 +282,13 @@ class SequenceRegression:
         """
         raise NotImplementedError
 
-    @fill_doc
     def target(self, batch: Any) -> torch.Tensor:
         """The regression targets of ``batch`` (implemented by subclasses).
 
         Parameters
         ----------
-        %(batch)s
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
 
         Returns
         -------
@@ -274,14 +316,15 @@ class SequenceRegression:
         """
         return SeedStream(self, seeds, batch_size)
 
-    @fill_doc
     def losses(self, params: Mapping[str, torch.Tensor], batch: Any) -> torch.Tensor:
         """The mean squared error over the batch of each (schedule, seed).
 
         Parameters
         ----------
-        %(schedule_params)s
-        %(batch)s
+        params : mapping of str to torch.Tensor
+            The parameters, each with leading (schedule, seed) dimensions.
+        batch : object
+            A batch of :meth:`sample`, with or without a leading seed dimension.
 
         Returns
         -------

@@ -47,11 +47,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer, check_positive
 
-from ...parameters import fill_doc
-from .driver import SequenceRegression, SequenceSetting, seed_einsum
+from .driver import SequenceRegression, SequenceSetting, draw_shape, seed_einsum
 
 
-@fill_doc
 @dataclass(frozen=True)
 class PromptBatch:
     """Padded prompts: ``inputs`` (..., B, M, D) and ``labels`` (..., B, M), zero on
@@ -61,13 +59,20 @@ class PromptBatch:
 
     Attributes
     ----------
-    %(inputs)s
-    %(labels)s
-    %(pair_mask)s
-    %(counts)s
-    %(prompt_query)s
-    %(query_label)s
-    %(beta)s
+    inputs : torch.Tensor
+        (..., B, M, D), zero on padding.
+    labels : torch.Tensor
+        (..., B, M), zero on padding.
+    mask : torch.Tensor
+        bool (..., B, M), True on the real pairs.
+    counts : torch.Tensor
+        float64 (..., B), the context sizes m >= 1.
+    query : torch.Tensor
+        (..., B, D).
+    query_label : torch.Tensor
+        (..., B).
+    beta : torch.Tensor
+        (..., B, D), the task vectors.
     moments : torch.Tensor or None
         (..., B, D+1, D+1), or None for a model that reads the pairs.
     """
@@ -82,7 +87,6 @@ class PromptBatch:
     moments: torch.Tensor | None
 
 
-@fill_doc
 def prompt_batch(
     inputs: torch.Tensor,
     labels: torch.Tensor,
@@ -99,14 +103,22 @@ def prompt_batch(
 
     Parameters
     ----------
-    %(inputs)s
-    %(labels)s
-    %(pair_mask)s
-    %(counts)s
-    %(prompt_query)s
-    %(query_label)s
-    %(beta)s
-    %(moments)s
+    inputs : torch.Tensor
+        (..., B, M, D), zero on padding.
+    labels : torch.Tensor
+        (..., B, M), zero on padding.
+    mask : torch.Tensor
+        bool (..., B, M), True on the real pairs.
+    counts : torch.Tensor
+        float64 (..., B), the context sizes m >= 1.
+    query : torch.Tensor
+        (..., B, D).
+    query_label : torch.Tensor
+        (..., B).
+    beta : torch.Tensor
+        (..., B, D), the task vectors.
+    moments : bool, optional
+        Whether to compute the moment matrices.
 
     Returns
     -------
@@ -123,7 +135,6 @@ def prompt_batch(
     return PromptBatch(inputs, labels, mask, counts, query, query_label, beta, moments)
 
 
-@fill_doc
 def sample_prompts(
     rng: np.random.Generator | list[np.random.Generator],
     batch_size: int | tuple[int, ...],
@@ -144,14 +155,18 @@ def sample_prompts(
 
     Parameters
     ----------
-    %(rng)s
+    rng : numpy.random.Generator or list of numpy.random.Generator
+        One generator, or a non-empty list of them (one per seed).
     batch_size : int or tuple of int
         Prompts per batch, or a shape; each entry >= 1.
-    %(min_context)s
+    min_context : int
+        The smallest context size, >= 1.
     max_context : int
         The largest context size, >= ``min_context``.
-    %(dim)s
-    %(moments)s
+    dim : int
+        The input dimension D, >= 1.
+    moments : bool, optional
+        Whether to compute the moment matrices.
 
     Returns
     -------
@@ -165,14 +180,7 @@ def sample_prompts(
     ValueError
         If a size is out of range.
     """
-    rngs = rng if isinstance(rng, list) else [rng]
-    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
-        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
-    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
-    for size in shape:
-        check_integer(size, "batch_size", minimum=1)
-    check_integer(min_context, "min_context", minimum=1)
-    check_integer(max_context, "max_context", minimum=min_context)
+    rngs, shape = draw_shape(rng, batch_size, min_context, max_context, ("min_context", "max_context"))
     check_integer(dim, "dim", minimum=1)
     counts = np.empty((len(rngs), *shape), dtype=np.int64)
     beta = np.empty((len(rngs), *shape, dim))
@@ -202,13 +210,13 @@ def sample_prompts(
     )
 
 
-@fill_doc
 def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
     """``y = <beta, x>`` for each prompt's task vector.
 
     Parameters
     ----------
-    %(beta)s
+    beta : torch.Tensor
+        (..., B, D), the task vectors.
     inputs : torch.Tensor
         (..., B, M, D) or (..., B, D).
 
@@ -222,15 +230,16 @@ def linear_labels(beta: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
     return (beta * inputs).sum(dim=-1)
 
 
-@fill_doc
 def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``y_hat = w^T C K x_q`` of each prompt, shape (..., B): ``key_query`` K (..., D+1, D) and ``value``
     w (..., D+1) with any leading (schedule, seed) dimensions, the batch with or without a seed dimension.
 
     Parameters
     ----------
-    %(key_query)s
-    %(value)s
+    key_query : torch.Tensor
+        K (..., D+1, D), any leading (schedule, seed) dimensions.
+    value : torch.Tensor
+        w (..., D+1), the same leading dimensions.
     batch : PromptBatch
         The prompts, with their moment matrices, with or without a seed dimension.
 
@@ -264,7 +273,6 @@ def effective_matrix(key_query: ArrayLike, value: ArrayLike) -> NDArray[np.float
     return value[..., -1, None, None] * key_query[..., :-1, :] + value[..., :-1, None] * key_query[..., -1, None, :]
 
 
-@fill_doc
 class PromptAttentionLayer(torch.nn.Module):
     """One attention layer over a prompt, for one set of parameters (the engine trains many at once
     through the module's ``predict``): ``key_query`` K (D+1, D), the attention group, and ``value`` w
@@ -274,7 +282,8 @@ class PromptAttentionLayer(torch.nn.Module):
 
     Parameters
     ----------
-    %(dim)s
+    dim : int
+        The input dimension D, >= 1.
 
     Raises
     ------
@@ -367,15 +376,16 @@ class LinearSelfAttention(PromptAttentionLayer):
             return effective_matrix(self.key_query.numpy(), self.value.numpy())
 
 
-@fill_doc
 def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor:
     """``(eta/m) sum_i y_i <x_i, x_q>``: one gradient step of size eta from beta = 0
     on the in-context loss ``1/(2m) sum_i (y_i - <beta, x_i>)^2``, evaluated at x_q.
 
     Parameters
     ----------
-    %(prompt_batch)s
-    %(step_size)s
+    batch : PromptBatch
+        The prompts (B, M, D), without a seed dimension.
+    step_size : float
+        eta, finite and > 0.
 
     Returns
     -------
@@ -392,14 +402,14 @@ def one_step_gd_prediction(batch: PromptBatch, step_size: float) -> torch.Tensor
     return step_size * (g * batch.query).sum(dim=1)
 
 
-@fill_doc
 def least_squares_prediction(batch: PromptBatch) -> torch.Tensor:
     """``<beta_hat, x_q>`` with beta_hat the minimum-norm least-squares fit of each
     prompt's pairs (exact recovery once m >= D; the padding rows are zero and do not count).
 
     Parameters
     ----------
-    %(prompt_batch)s
+    batch : PromptBatch
+        The prompts (B, M, D), without a seed dimension.
 
     Returns
     -------
@@ -410,15 +420,16 @@ def least_squares_prediction(batch: PromptBatch) -> torch.Tensor:
     return (beta_hat.squeeze(2) * batch.query).sum(dim=1)
 
 
-@fill_doc
 def optimal_step(dim: int, min_context: int, max_context: int) -> float:
     """The step eta minimising the population error of ``eta g^T x_q`` when m is
     uniform on ``{min_context, ..., max_context}``: ``1 / (1 + (D+1) E[1/m])``.
 
     Parameters
     ----------
-    %(dim)s
-    %(min_context)s
+    dim : int
+        The input dimension D, >= 1.
+    min_context : int
+        The smallest context size, >= 1.
     max_context : int
         The largest, >= ``min_context``.
 
@@ -441,17 +452,18 @@ def optimal_step(dim: int, min_context: int, max_context: int) -> float:
     return 1.0 / (1.0 + (dim + 1) * mean_inverse)
 
 
-@fill_doc
 def one_step_gd_error(step_size: float, context: NDArray[np.float64] | float, dim: int) -> NDArray[np.float64]:
     """Population mean squared error of ``eta g^T x_q`` at context size m:
     ``eta^2 (1 + (D+1)/m) - 2 eta + 1`` (it tends to ``(1 - eta)^2`` as m grows).
 
     Parameters
     ----------
-    %(step_size)s
+    step_size : float
+        eta, finite and > 0.
     context : ndarray or float
         Context sizes m, whole numbers >= 1.
-    %(dim)s
+    dim : int
+        The input dimension D, >= 1.
 
     Returns
     -------
@@ -489,15 +501,16 @@ def mean_squared_error(prediction: torch.Tensor, batch: PromptBatch) -> float:
     return float(((prediction.detach() - batch.query_label) ** 2).mean())
 
 
-@fill_doc
 @dataclass(frozen=True)
 class ICLSetting(SequenceSetting):
     """The data of the task: input dimension ``dim`` D; the sizes are context sizes m.
 
     Attributes
     ----------
-    %(sequence_setting)s
-    %(dim_optional)s
+    train_min, train_max, test_sizes, test_size, test_seed
+        As in :class:`~lagtheory.experiments.tasks.sequences.driver.SequenceSetting` (context sizes).
+    dim : int, optional
+        The input dimension D, >= 1.
 
     Raises
     ------

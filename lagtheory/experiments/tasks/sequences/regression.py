@@ -39,8 +39,7 @@ import torch
 
 from lagtheory._validation import check_integer, check_positive
 
-from ...parameters import fill_doc
-from .driver import SequenceRegression, SequenceSetting, seed_einsum
+from .driver import SequenceRegression, SequenceSetting, draw_shape, seed_einsum
 
 KEY_COORDINATE = 0  # k* = e_0
 VALUE_COORDINATE = 1  # v* = e_1
@@ -73,7 +72,6 @@ class RegressionBatch:
     target: torch.Tensor
 
 
-@fill_doc
 def sample_batch(
     rng: np.random.Generator | list[np.random.Generator],
     batch_size: int | tuple[int, ...],
@@ -93,15 +91,18 @@ def sample_batch(
 
     Parameters
     ----------
-    %(rng)s
+    rng : numpy.random.Generator or list of numpy.random.Generator
+        One generator, or a non-empty list of them (one per seed).
     batch_size : int or tuple of int
         Sequences per batch, or a shape; each entry >= 1.
     min_length : int
         The shortest length, >= 1.
     max_length : int
         The longest length, >= ``min_length``.
-    %(token_dim)s
-    %(marker)s
+    dim : int
+        The token dimension D, >= 2.
+    marker : float, optional
+        The marker kappa, finite and > 0.
 
     Returns
     -------
@@ -115,12 +116,7 @@ def sample_batch(
     ValueError
         If a size or ``marker`` is out of range.
     """
-    rngs = _generators(rng)
-    shape = tuple(batch_size) if isinstance(batch_size, tuple) else (batch_size,)
-    for size in shape:
-        check_integer(size, "batch_size", minimum=1)
-    check_integer(min_length, "min_length", minimum=1)
-    check_integer(max_length, "max_length", minimum=min_length)
+    rngs, shape = draw_shape(rng, batch_size, min_length, max_length, ("min_length", "max_length"))
     check_integer(dim, "dim", minimum=2)
     marker = check_positive(marker, "marker")
     lengths = np.empty((len(rngs), *shape), dtype=np.int64)
@@ -148,14 +144,6 @@ def sample_batch(
     )
 
 
-def _generators(rng: object) -> list[np.random.Generator]:
-    """A generator or a non-empty list of generators, as a list."""
-    rngs = rng if isinstance(rng, list) else [rng]
-    if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs):
-        raise TypeError(f"rng must be a numpy.random.Generator or a list of them, got {type(rng).__name__}")
-    return rngs
-
-
 def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
     """The label ``y = <v*, x_J> = x_J[1]`` of each sequence.
 
@@ -174,7 +162,6 @@ def target(tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
     return torch.take_along_dim(tokens[..., VALUE_COORDINATE], position.unsqueeze(-1), dim=-1).squeeze(-1)
 
 
-@fill_doc
 def attention_weights(
     query: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
@@ -183,7 +170,8 @@ def attention_weights(
 
     Parameters
     ----------
-    %(query)s
+    query : torch.Tensor
+        q (..., D), any leading (schedule, seed) dimensions.
     tokens : torch.Tensor
         float64 (B, N, D) or with a leading seed dimension, zero on padding.
     mask : torch.Tensor
@@ -202,7 +190,6 @@ def attention_weights(
     return torch.softmax(scores, dim=-1)
 
 
-@fill_doc
 def predict(
     query: torch.Tensor, readout: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
@@ -210,7 +197,8 @@ def predict(
 
     Parameters
     ----------
-    %(query)s
+    query : torch.Tensor
+        q (..., D), any leading (schedule, seed) dimensions.
     readout : torch.Tensor
         v (..., D), the same leading dimensions.
     tokens, mask, lengths : torch.Tensor
@@ -225,7 +213,6 @@ def predict(
     return (alpha * seed_einsum("d,bnd->bn", readout, tokens, 1)).sum(dim=-1)  # sum_i alpha_i <v, x_i>
 
 
-@fill_doc
 class SingleLocationModel(torch.nn.Module):
     """One length-scaled attention layer with a trainable query, then a linear readout, for one model
     (the engine trains many at once through :func:`predict`).
@@ -235,7 +222,8 @@ class SingleLocationModel(torch.nn.Module):
 
     Parameters
     ----------
-    %(token_dim)s
+    dim : int
+        The token dimension D, >= 2.
 
     Raises
     ------
@@ -251,15 +239,17 @@ class SingleLocationModel(torch.nn.Module):
         self.query = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
         self.readout = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
 
-    @fill_doc
     def attention_weights(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """:func:`attention_weights` of this model, shape (B, N).
 
         Parameters
         ----------
-        %(tokens)s
-        %(token_mask)s
-        %(mask_lengths)s
+        tokens : torch.Tensor
+            float64 (B, N, D).
+        mask : torch.Tensor
+            bool (B, N).
+        lengths : torch.Tensor
+            (B,), the number of True entries of each mask row.
 
         Returns
         -------
@@ -274,15 +264,17 @@ class SingleLocationModel(torch.nn.Module):
         self._check_batch(tokens, mask, lengths)
         return attention_weights(self.query, tokens, mask, lengths)
 
-    @fill_doc
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """:func:`predict` of this model, shape (B,).
 
         Parameters
         ----------
-        %(tokens)s
-        %(token_mask)s
-        %(mask_lengths)s
+        tokens : torch.Tensor
+            float64 (B, N, D).
+        mask : torch.Tensor
+            bool (B, N).
+        lengths : torch.Tensor
+            (B,), the number of True entries of each mask row.
 
         Returns
         -------
@@ -306,7 +298,6 @@ class SingleLocationModel(torch.nn.Module):
             raise ValueError("lengths must have shape (B,) and equal the number of True entries of each mask row")
 
 
-@fill_doc
 @dataclass(frozen=True)
 class RegressionSetting(SequenceSetting):
     """The data of the task: token dimension ``dim`` D and ``marker`` kappa; the sizes are sequence lengths.
@@ -317,7 +308,8 @@ class RegressionSetting(SequenceSetting):
         As in :class:`~lagtheory.experiments.tasks.sequences.driver.SequenceSetting` (sequence lengths).
     dim : int, optional
         The token dimension D, >= 2.
-    %(marker)s
+    marker : float, optional
+        The marker kappa, finite and > 0.
     preset_key : float, optional
         ``kappa t`` of the preset query, finite and > 0.
 

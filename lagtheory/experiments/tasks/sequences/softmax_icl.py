@@ -32,12 +32,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ...parameters import fill_doc
 from .driver import seed_einsum
 from .icl import ICLSetting, PromptAttentionLayer, PromptBatch, PromptRegressionTask
 
 
-@fill_doc
 def attention_weights(key_query: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``alpha_i = softmax_i(<z_i, K x_q>)`` over the real pairs of each prompt (0 on padding), shape
     (..., B, M): ``key_query`` K (..., D+1, D) with any leading (schedule, seed) dimensions, the batch
@@ -45,8 +43,10 @@ def attention_weights(key_query: torch.Tensor, batch: PromptBatch) -> torch.Tens
 
     Parameters
     ----------
-    %(key_query)s
-    %(prompt_batch_seeded)s
+    key_query : torch.Tensor
+        K (..., D+1, D), any leading (schedule, seed) dimensions.
+    batch : PromptBatch
+        The prompts, with or without a seed dimension.
 
     Returns
     -------
@@ -60,16 +60,18 @@ def attention_weights(key_query: torch.Tensor, batch: PromptBatch) -> torch.Tens
     return torch.softmax(scores, dim=-1)
 
 
-@fill_doc
 def predict(key_query: torch.Tensor, value: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
     """``y_hat = sum_i alpha_i <w, z_i>`` of each prompt, shape (..., B) (shapes as in
     :func:`attention_weights`; ``value`` w (..., D+1)).
 
     Parameters
     ----------
-    %(key_query)s
-    %(value)s
-    %(prompt_batch_seeded)s
+    key_query : torch.Tensor
+        K (..., D+1, D), any leading (schedule, seed) dimensions.
+    value : torch.Tensor
+        w (..., D+1), the same leading dimensions.
+    batch : PromptBatch
+        The prompts, with or without a seed dimension.
 
     Returns
     -------
@@ -86,15 +88,16 @@ class SoftmaxSelfAttention(PromptAttentionLayer):
     prediction = staticmethod(predict)
 
 
-@fill_doc
 @dataclass(frozen=True)
 class SoftmaxICLSetting(ICLSetting):
     """The data of the task: input dimension ``dim`` D (3 unless said); the sizes are context sizes m.
 
     Attributes
     ----------
-    %(sequence_setting)s
-    %(dim_optional)s
+    train_min, train_max, test_sizes, test_size, test_seed
+        As in :class:`~lagtheory.experiments.tasks.sequences.driver.SequenceSetting` (context sizes).
+    dim : int, optional
+        The input dimension D, >= 1.
 
     Raises
     ------

@@ -35,7 +35,6 @@ from lagtheory._validation import check_integer
 from lagtheory.dfa import DFA
 from lagtheory.languages import LAST_B, PARITY, TWO_B
 
-from ...parameters import fill_doc
 from ..languages.catalogue import TASKS
 from ..languages.sampling import sample_strings, transition_table
 
@@ -55,15 +54,16 @@ TRANSFORMER_LANGUAGES: Mapping[str, DFA] = MappingProxyType(
 star-free languages, and the non-star-free control."""
 
 
-@fill_doc
 def dfa_labels(dfa: DFA, words: NDArray[np.int64]) -> NDArray[np.int64]:
     """The label (+1 in L(dfa), -1 outside) of each word of one length, ``words`` (rows, n) with
     symbols 0..k-1 in the order of ``dfa.alphabet``.
 
     Parameters
     ----------
-    %(dfa_language)s
-    %(dfa_words)s
+    dfa : DFA
+        The language.
+    words : ndarray
+        int64 (rows, n), symbols 0..k-1 in the order of ``dfa.alphabet``.
 
     Returns
     -------
@@ -78,7 +78,6 @@ def dfa_labels(dfa: DFA, words: NDArray[np.int64]) -> NDArray[np.int64]:
     return np.where(accepting[state], 1, -1)
 
 
-@fill_doc
 def minimal_pairs(dfa: DFA, words: NDArray[np.int64], rng: np.random.Generator) -> tuple[NDArray, NDArray]:
     """For each word (rows, n), one word at Hamming distance 1 with the other label, the changed
     position and letter uniform among every such change. Returns (the words that have one, their
@@ -86,8 +85,10 @@ def minimal_pairs(dfa: DFA, words: NDArray[np.int64], rng: np.random.Generator) 
 
     Parameters
     ----------
-    %(dfa_language)s
-    %(dfa_words)s
+    dfa : DFA
+        The language.
+    words : ndarray
+        int64 (rows, n), symbols 0..k-1 in the order of ``dfa.alphabet``.
     rng : numpy.random.Generator
         Draws the changes.
 
@@ -123,14 +124,15 @@ def minimal_pairs(dfa: DFA, words: NDArray[np.int64], rng: np.random.Generator) 
     return words[keep], partners
 
 
-@fill_doc
 def run_words(alphabet_size: int, length: int) -> NDArray[np.int64]:
     """The long-run words of the module docstring over the first min(k, 3) letters.
 
     Parameters
     ----------
-    %(letters)s
-    %(word_length)s
+    alphabet_size : int
+        The number k of letters, >= 2.
+    length : int
+        The word length, >= 2.
 
     Returns
     -------
@@ -162,7 +164,6 @@ def run_words(alphabet_size: int, length: int) -> NDArray[np.int64]:
     return np.unique(np.array(words, dtype=np.int64), axis=0)
 
 
-@fill_doc
 def hard_words(dfa: DFA, length: int, pairs_per_class: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """The hard test words of one length: ``pairs_per_class`` minimal pairs started from each class
     (fewer where a class has too few words with a label-flipping change among 4 times as many draws)
@@ -170,8 +171,10 @@ def hard_words(dfa: DFA, length: int, pairs_per_class: int, rng: np.random.Gener
 
     Parameters
     ----------
-    %(dfa_language)s
-    %(word_length)s
+    dfa : DFA
+        The language.
+    length : int
+        The word length, >= 2.
     pairs_per_class : int
         Minimal pairs started from each class, >= 1.
     rng : numpy.random.Generator

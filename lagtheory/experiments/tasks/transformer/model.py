@@ -90,7 +90,6 @@ COMPUTE_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 """The arithmetic of the forward and backward pass, by name."""
 
 
-@fill_doc
 @dataclass(frozen=True)
 class TransformerShape:
     """The architecture (module docstring): ``alphabet_size`` k letters (ids 0..k-1; the classification
@@ -102,7 +101,8 @@ class TransformerShape:
 
     Attributes
     ----------
-    %(letters)s
+    alphabet_size : int
+        The number k of letters, >= 2.
     width : int, optional
         The width d, >= 2 (even for sinusoidal positions).
     heads : int, optional
@@ -204,14 +204,14 @@ def _parameter(*shape: int) -> nn.Parameter:
     return nn.Parameter(torch.zeros(shape, dtype=torch.float64))
 
 
-@fill_doc
 class SelfAttention(nn.Module):
     """Multi-head softmax self-attention: ``query``, ``key``, ``value`` (d, heads, d/heads) and
     ``output`` (heads, d/heads, d), each divided by the square root of its fan-in.
 
     Parameters
     ----------
-    %(width)s
+    width : int
+        The width d.
     heads : int
         The number of heads, dividing ``width``.
     """
@@ -224,16 +224,19 @@ class SelfAttention(nn.Module):
         self.value = _parameter(width, heads, self.head_width)
         self.output = _parameter(heads, self.head_width, width)
 
-    @fill_doc
     def weights(self, x: torch.Tensor, keep: torch.Tensor, factor: torch.Tensor, queries: int | None) -> tuple:
         """The attention weights (batch, heads, queries, length) and the values (batch, heads, length, e).
 
         Parameters
         ----------
-        %(normed_input)s
-        %(keep)s
-        %(score_factor)s
-        %(queries)s
+        x : torch.Tensor
+            (batch, length, d), the layer-normed input.
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
+        factor : torch.Tensor
+            (batch,), the scores' factor (log m, or 1).
+        queries : int or None
+            Only the first ``queries`` positions ask (None: every position).
 
         Returns
         -------
@@ -251,16 +254,19 @@ class SelfAttention(nn.Module):
         scores = scores.masked_fill(~keep[:, None, None, :], -math.inf)
         return torch.softmax(scores, dim=-1), v
 
-    @fill_doc
     def forward(self, x: torch.Tensor, keep: torch.Tensor, factor: torch.Tensor, queries: int | None) -> torch.Tensor:
         """Map ``x`` (batch, length, d) to (batch, queries or length, d).
 
         Parameters
         ----------
-        %(normed_input)s
-        %(keep)s
-        %(score_factor)s
-        %(queries)s
+        x : torch.Tensor
+            (batch, length, d), the layer-normed input.
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
+        factor : torch.Tensor
+            (batch,), the scores' factor (log m, or 1).
+        queries : int or None
+            Only the first ``queries`` positions ask (None: every position).
 
         Returns
         -------
@@ -272,13 +278,13 @@ class SelfAttention(nn.Module):
         return torch.einsum("bhle,hed->bld", mixed, self.output / math.sqrt(x.shape[-1]))
 
 
-@fill_doc
 class MLP(nn.Module):
     """``x -> GELU(x W_in / sqrt(d) + b_in) W_out / sqrt(m) + b_out``.
 
     Parameters
     ----------
-    %(width)s
+    width : int
+        The width d.
     hidden : int
         The hidden width m.
     """
@@ -305,13 +311,13 @@ class MLP(nn.Module):
         return hidden @ (self.w_out / math.sqrt(self.w_out.shape[0])) + self.b_out
 
 
-@fill_doc
 class Block(nn.Module):
     """One pre-layer-norm block: ``x + attention(LN x)``, then ``+ mlp(LN x)``.
 
     Parameters
     ----------
-    %(transformer_shape)s
+    shape : TransformerShape
+        The architecture.
     """
 
     def __init__(self, shape: TransformerShape) -> None:
@@ -319,7 +325,6 @@ class Block(nn.Module):
         self.attention = SelfAttention(shape.width, shape.heads)
         self.mlp = MLP(shape.width, shape.mlp_width)
 
-    @fill_doc
     def forward(self, x: torch.Tensor, keep: torch.Tensor, factor: torch.Tensor, queries: int | None) -> torch.Tensor:
         """Map ``x`` (batch, length, d) to (batch, queries or length, d).
 
@@ -327,7 +332,8 @@ class Block(nn.Module):
         ----------
         x : torch.Tensor
             (batch, length, d).
-        %(keep)s
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
         factor : torch.Tensor
             (batch,), the attention scores' factor.
         queries : int or None
@@ -342,7 +348,6 @@ class Block(nn.Module):
         return x + self.mlp(_layer_norm(x))
 
 
-@fill_doc
 class SmallTransformer(nn.Module):
     """The classifier of the module docstring. ``forward(tokens, keep)`` takes token ids (batch,
     length) with the classification token at position 0 and padding anywhere ``keep`` is False,
@@ -352,7 +357,8 @@ class SmallTransformer(nn.Module):
 
     Parameters
     ----------
-    %(transformer_shape)s
+    shape : TransformerShape
+        The architecture.
 
     Raises
     ------
@@ -378,13 +384,13 @@ class SmallTransformer(nn.Module):
         self.readout_weight = _parameter(shape.width)
         self.readout_bias = _parameter()
 
-    @fill_doc
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """The input vectors (batch, length, d): token, position and previous-token embeddings.
 
         Parameters
         ----------
-        %(cls_tokens)s
+        tokens : torch.Tensor
+            int64 (batch, length), the classification token first.
 
         Returns
         -------
@@ -411,14 +417,15 @@ class SmallTransformer(nn.Module):
             x = x + self.previous[before[..., :length]]
         return x
 
-    @fill_doc
     def forward(self, tokens: torch.Tensor, keep: torch.Tensor, attention: bool = False) -> torch.Tensor:
         """The output f of every word (or, with ``attention``, the classification token's attention weights).
 
         Parameters
         ----------
-        %(cls_tokens)s
-        %(keep)s
+        tokens : torch.Tensor
+            int64 (batch, length), the classification token first.
+        keep : torch.Tensor
+            bool (batch, length), True at real tokens.
         attention : bool, optional
             Return the last layer's attention weights of the classification token, (batch, heads, length).
 
@@ -459,14 +466,14 @@ class SmallTransformer(nn.Module):
         return tuple(name for name, _ in self.named_parameters() if name.endswith(("b_in", "b_out", "readout_bias")))
 
 
-@fill_doc
 def parameter_groups(shape: TransformerShape) -> dict[str, tuple[tuple[int, ...], str]]:
     """Parameter name (as in ``SmallTransformer(shape).named_parameters()``) -> (shape, group), in
     the model's order; the groups as in the module docstring.
 
     Parameters
     ----------
-    %(transformer_shape)s
+    shape : TransformerShape
+        The architecture.
 
     Returns
     -------
@@ -511,7 +518,7 @@ def batched_outputs(
     ----------
     model : SmallTransformer
         The architecture (its own parameters are not used).
-    %(batched_params)s
+    %(params)s
     tokens : torch.Tensor
         int64 (seeds, batch, length), each seed's own words, or (batch, length), the same for every model.
     keep : torch.Tensor
@@ -536,7 +543,6 @@ def batched_outputs(
     return vmap(over_seeds, in_dims=(0, None, None))(cast, tokens, keep)
 
 
-@fill_doc
 def forward_flops(shape: TransformerShape, length: int) -> int:
     """Floating-point operations (2 per multiply-add) of the matrix products of one forward pass
     on one word of ``length`` tokens (the classification token included), as the model computes it
@@ -545,7 +551,8 @@ def forward_flops(shape: TransformerShape, length: int) -> int:
 
     Parameters
     ----------
-    %(transformer_shape)s
+    shape : TransformerShape
+        The architecture.
     length : int
         The number of tokens.
 

@@ -34,14 +34,13 @@ from numpy.typing import NDArray
 from lagtheory._validation import check_integer
 from lagtheory.losses import logistic_loss
 
-from ...engine.cells import TrainingConfig, seed_rng
+from ...engine.cells import StoredStream, TrainingConfig, seed_rng
 from ...parameters import fill_doc
 from ..languages.sampling import labelled_words, sample_strings
 from .languages import TRANSFORMER_LANGUAGES, dfa_labels, hard_words
 from .model import COMPUTE_DTYPES, SmallTransformer, TransformerShape, batched_outputs, parameter_groups
 
 
-@fill_doc
 @dataclass(frozen=True)
 class TransformerSetting:
     """The data, tests and architecture of the transformer task: training lengths
@@ -65,7 +64,8 @@ class TransformerSetting:
         Random test words per class, >= 1.
     pairs_per_class : int, optional
         Minimal pairs started from each class, >= 1.
-    %(test_seed)s
+    test_seed : int, optional
+        Seeds the test words, >= 0.
     eval_chunk : int, optional
         Words evaluated at a time, >= 1.
     width, heads, layers, mlp_width, positions, mlp_group, embedding_group : optional
@@ -176,9 +176,8 @@ must start random (at 0, the value and output projections would both be 0, a sad
 gradient leaves)."""
 
 
-@fill_doc
 @dataclass(frozen=True)
-class TokenStream:
+class TokenStream(StoredStream):
     """Training batches of several seeds: ``tokens`` (seeds, steps, batch, N0 + 1) with the
     classification token first, ``keep`` (same shape) True at real tokens, ``labels`` (seeds,
     steps, batch) +-1.
@@ -189,30 +188,15 @@ class TokenStream:
         int64 (seeds, steps, batch, N0 + 1).
     keep : torch.Tensor
         bool, the same shape.
-    %(stream_labels)s
+    labels : torch.Tensor
+        float64 (seeds, steps, batch), +-1.
     """
 
     tokens: torch.Tensor
     keep: torch.Tensor
     labels: torch.Tensor
 
-    @fill_doc
-    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(tokens, keep, labels) of step ``step``, leading seed dimension.
 
-        Parameters
-        ----------
-        %(stream_step)s
-
-        Returns
-        -------
-        tuple of torch.Tensor
-            (tokens, keep, labels).
-        """
-        return self.tokens[:, step], self.keep[:, step], self.labels[:, step]
-
-
-@fill_doc
 def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int64], alphabet_size: int) -> tuple:
     """Padded words (rows, width) -> (token ids (rows, width + 1) with id ``alphabet_size`` first and
     0 as padding, keep mask (rows, width + 1)) as torch tensors.
@@ -221,7 +205,8 @@ def with_classification_token(words: NDArray[np.int64], lengths: NDArray[np.int6
     ----------
     words : ndarray
         int64 (rows, width), padded words.
-    %(word_lengths)s
+    lengths : ndarray
+        int64 (rows,), their lengths.
     alphabet_size : int
         The number k of letters (the classification token's id).
 
@@ -243,7 +228,6 @@ TRANSFORMER_METRICS = ("accuracy", "hard_accuracy", "recognised_at", "recognised
 ``tests/test_stored_metrics.py``, naming it."""
 
 
-@fill_doc
 class TransformerLanguageRuns:
     """The transformer of ``setting.shape`` on the language ``language`` (a name of
     :data:`~lagtheory.experiments.tasks.transformer.languages.TRANSFORMER_LANGUAGES`) under ``setting``,
@@ -254,7 +238,8 @@ class TransformerLanguageRuns:
     ----------
     language : str
         A name of :data:`~lagtheory.experiments.tasks.transformer.languages.TRANSFORMER_LANGUAGES`.
-    %(transformer_setting)s
+    setting : TransformerSetting
+        The data, tests and architecture.
 
     Raises
     ------
@@ -303,8 +288,10 @@ class TransformerLanguageRuns:
         Parameters
         ----------
         %(seeds)s
-        %(steps)s
-        %(batch_size)s
+        steps : int
+            The number of steps.
+        batch_size : int
+            Words per step and seed.
 
         Returns
         -------
@@ -328,9 +315,9 @@ class TransformerLanguageRuns:
 
         Parameters
         ----------
-        %(batched_params)s
+        %(params)s
         batch : tuple of torch.Tensor
-            (tokens, keep, labels) of :meth:`TokenStream.batch`.
+            (tokens, keep, labels) of :meth:`~lagtheory.experiments.engine.cells.StoredStream.batch`.
 
         Returns
         -------
@@ -377,7 +364,7 @@ class TransformerLanguageRuns:
 
         Parameters
         ----------
-        %(batched_params)s
+        %(params)s
 
         Returns
         -------

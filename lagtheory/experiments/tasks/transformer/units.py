@@ -56,7 +56,8 @@ def unit_payload(
     ----------
     language : str
         A transformer language.
-    %(transformer_setting)s
+    setting : TransformerSetting
+        The data, tests and architecture.
     rows : sequence of (str, TrainingConfig)
         The rows, sharing the optimiser and batch size.
     %(seeds)s
