@@ -248,7 +248,7 @@ def _records() -> dict:
         "study": json.loads((DATA / "lag_study" / "analysis.json").read_text()),
         "analysis": json.loads((DATA / "confirmatory" / "analysis.json").read_text()),
         "predictor": json.loads((DATA / "confirmatory" / "predictor.json").read_text()),
-        "replication": json.loads((DATA / "transformer_replication" / "analysis.json").read_text()),
+        "replication": json.loads((DATA / "transformer_replication" / "analysis.json").read_text())["outcomes"],
     }
 
 

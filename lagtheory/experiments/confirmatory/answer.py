@@ -309,7 +309,7 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     study = json.loads((data / "lag_study" / "analysis.json").read_text())
     analysis = json.loads((data / "confirmatory" / "analysis.json").read_text())
     predictor = json.loads((data / "confirmatory" / "predictor.json").read_text())
-    replication = json.loads((data / "transformer_replication" / "analysis.json").read_text())
+    replication = json.loads((data / "transformer_replication" / "analysis.json").read_text())["outcomes"]
     design = load_replication(data / "transformer_replication_design.json", data.parent / "registration.md")
     return {
         "lag": lag_sentence(study),

@@ -366,7 +366,9 @@ def write_part(part: str, output: Path, record: Path | None = None, workers: int
     """The replication's part of the one command (``python -m lagtheory.experiments.run transformer-replication
     --part design|run|analyse``, or its alias ``python -m lagtheory.experiments.confirmatory.transformer_replication
     design|run|analyse``, which the registered section quotes): ``design`` writes the design from the registered
-    study's committed design and record, ``run`` the replication's record (resumable), ``analyse`` its analysis.
+    study's committed design and record, ``run`` the replication's record (resumable),
+    ``analyse`` its analysis (the record's registration and design hashes, and :func:`analyse_replication`'s
+    result under ``outcomes``).
 
     Parameters
     ----------
@@ -398,7 +400,12 @@ def write_part(part: str, output: Path, record: Path | None = None, workers: int
     else:
         with gzip.open(record or REPLICATION_FOLDER / "replication.json.gz", "rt", encoding="utf-8") as handle:
             found = json.load(handle)
-        text = json.dumps(analyse_replication(found, load_replication()), sort_keys=True, indent=1) + "\n"
+        analysis = {
+            "registration": found["registration"],
+            "design_sha256": found["design_sha256"],
+            "outcomes": analyse_replication(found, load_replication()),
+        }
+        text = json.dumps(analysis, sort_keys=True, indent=1) + "\n"
     output.write_text(text, encoding="utf-8")
     return output
 
