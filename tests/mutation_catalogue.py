@@ -863,7 +863,9 @@ from nbclient.exceptions import CellExecutionError
 
 path, directory = sys.argv[1], sys.argv[2]
 notebook = nbformat.read(path, as_version=4)
-client = NotebookClient(notebook, timeout=1800, kernel_name="python3", resources={"metadata": {"path": directory}})
+client = NotebookClient(
+    notebook, timeout=1800, startup_timeout=600, kernel_name="python3", resources={"metadata": {"path": directory}}
+)
 result = {"cell": None}
 with client.setup_kernel():
     for index, cell in enumerate(notebook.cells):
