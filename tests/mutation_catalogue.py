@@ -768,6 +768,83 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/test_language_tasks.py::test_sampling_is_uniform_within_the_class", "tests/test_language_tasks.py"),
         ("empirical_transformer",),
     ),
+    # h44: the registered studies' analysis (the chapter check: the lag chapter's registered verdicts by hand,
+    # which the package's analysis of the record, run in the chapter, must match)
+    M(
+        "holm-as-bonferroni",
+        "Holm's step-down adjustment taken as Bonferroni's: every p-value times m, not the k-th smallest times m - k + 1",
+        "lagtheory/experiments/statistics/paired.py",
+        "    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])",
+        "    stepped = np.minimum(1.0, m * p[order])",
+        ("tests/test_paired_statistics.py::test_holm_by_hand", "tests/test_paired_statistics.py"),
+        ("lag",),
+    ),
+    M(
+        "holm-without-running-maximum",
+        "Holm's adjusted p-values without their running maximum (a larger p-value can get a smaller adjusted one)",
+        "lagtheory/experiments/statistics/paired.py",
+        "    adjusted[order] = np.maximum.accumulate(stepped)",
+        "    adjusted[order] = stepped",
+        ("tests/test_paired_statistics.py::test_holm_by_hand", "tests/test_paired_statistics.py"),
+        ("lag",),
+    ),
+    M(
+        "mcnemar-not-doubled",
+        "McNemar's exact two-sided p-value taken as the smaller one-sided tail (not doubled)",
+        "lagtheory/experiments/statistics/paired.py",
+        "    return McNemar(a_only, b_only, float(scipy.stats.binomtest(a_only, a_only + b_only, 0.5).pvalue))",
+        "    return McNemar(a_only, b_only, float(scipy.stats.binomtest(min(a_only, b_only), a_only + b_only, 0.5, "
+        'alternative="less").pvalue))',
+        ("tests/test_paired_statistics.py::test_mcnemar_exact_by_hand", "tests/test_paired_statistics.py"),
+        ("lag",),
+    ),
+    M(
+        "lag-sign-test-ties-as-later",
+        "the registered lag study's sign test counts a tie (equal half-times) as a seed where the attention is later",
+        "lagtheory/experiments/confirmatory/lag_study.py",
+        "    test = mcnemar_exact(d > 0, d < 0)",
+        "    test = mcnemar_exact(d >= 0, d < 0)",
+        ("tests/test_lag_study.py::test_a_comparison_counts_the_seeds_by_hand", "tests/test_lag_study.py"),
+        ("lag",),
+    ),
+    # h44: the transformer study's estimates (the chapter check: the score intervals and paired equivalence tests
+    # recomputed from the likelihood, in empirical_transformer's Checks section)
+    M(
+        "tango-variance-sign",
+        "a sign in the variance of Tango's score statistic: 2 q + delta (1 + delta) instead of 2 q + delta (1 - delta)",
+        "lagtheory/experiments/confirmatory/transformer_report.py",
+        "    variance = n * (2.0 * q + delta * (1.0 - delta))",
+        "    variance = n * (2.0 * q + delta * (1.0 + delta))",
+        (
+            "tests/test_transformer_report.py::test_score_statistic_against_a_numerical_maximum_likelihood",
+            "tests/test_transformer_report.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
+        "score-interval-one-sided-quantile",
+        "the score interval's quantile taken at 1 - confidence instead of (1 - confidence) / 2 (a 90% interval)",
+        "lagtheory/experiments/confirmatory/transformer_report.py",
+        "    z = scipy.stats.norm.isf((1.0 - confidence) / 2.0)",
+        "    z = scipy.stats.norm.isf(1.0 - confidence)",
+        (
+            "tests/test_transformer_report.py::test_score_interval_excludes_zero_exactly_when_the_asymptotic_mcnemar_rejects",
+            "tests/test_transformer_report.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
+        "paired-tost-margins-swapped",
+        "the paired TOST's one-sided tests at the wrong ends: the upper tail at +margin and the lower at -margin",
+        "lagtheory/experiments/confirmatory/transformer_report.py",
+        "        scipy.stats.norm.sf(score_statistic(b, c, n, -margin)), scipy.stats.norm.cdf(score_statistic(b, c, n, margin))",
+        "        scipy.stats.norm.sf(score_statistic(b, c, n, margin)), scipy.stats.norm.cdf(score_statistic(b, c, n, -margin))",
+        (
+            "tests/test_transformer_report.py::test_tost_on_a_table_with_no_discordant_pair",
+            "tests/test_transformer_report.py",
+        ),
+        ("empirical_transformer",),
+    ),
 )
 
 
@@ -789,7 +866,9 @@ from nbclient.exceptions import CellExecutionError
 
 path, directory = sys.argv[1], sys.argv[2]
 notebook = nbformat.read(path, as_version=4)
-client = NotebookClient(notebook, timeout=1800, kernel_name="python3", resources={"metadata": {"path": directory}})
+client = NotebookClient(
+    notebook, timeout=1800, startup_timeout=600, kernel_name="python3", resources={"metadata": {"path": directory}}
+)
 result = {"cell": None}
 with client.setup_kernel():
     for index, cell in enumerate(notebook.cells):
