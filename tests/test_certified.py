@@ -174,10 +174,29 @@ def test_one_step_failure_constants():
         C.saturation_factor_geometric(0.5, Q)
 
 
-def exact(value) -> Fraction:
-    """An mpmath real exactly, as a Fraction (never rounded to the current precision)."""
-    mantissa, exponent = value.man_exp
-    return (-1 if value < 0 else 1) * Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+def test_mp_fraction_is_the_exact_dyadic_value():
+    # by other paths: floats (Fraction(float) is exact, and float(v) == v says v is that float), exact powers of
+    # two, and the scaled integer int(ldexp(v, k)) with ldexp(that, -k) == v (ldexp and int are exact there)
+    for value in [-2.75, -1e-300, 5e-324, 0.1, 1 / 3, 1e300, -(2.0**1000), 0.0]:
+        v = mpmath.mpf(value)
+        assert float(v) == value and C.mp_fraction(v) == Fraction(value)
+    assert C.mp_fraction(mpmath.mpf(0)) == 0 and C.mp_fraction(-mpmath.mpf(0)) == 0
+    for k in [-100000, -1075, -1, 0, 1, 1024, 100000]:  # beyond float range both ways
+        assert C.mp_fraction(mpmath.ldexp(mpmath.mpf(-3), k)) == -3 * Fraction(2) ** k
+    with mpmath.workdps(100):
+        for value in [mpmath.mpf(1) / 3, -mpmath.mpf(2) / 7, mpmath.pi * 10**-200, -mpmath.e * 10**250]:
+            k = 400 - int(mpmath.floor(mpmath.log(abs(value), 2)))  # 400 bits above its leading bit: every bit
+            scaled = int(mpmath.ldexp(value, k))
+            assert mpmath.ldexp(scaled, -k) == value
+            assert C.mp_fraction(value) == Fraction(scaled) * Fraction(2) ** -k
+        third = C.mp_fraction(mpmath.mpf(1) / 3)
+        assert third != Fraction(1, 3) and abs(third - Fraction(1, 3)) < Fraction(1, 2**330)
+    with pytest.raises(TypeError, match=r"value must be an mpmath\.mpf"):
+        C.mp_fraction(0.5)
+    with pytest.raises(ValueError, match="value must be finite"):
+        C.mp_fraction(mpmath.inf)
+    with pytest.raises(ValueError, match="value must be finite"):
+        C.mp_fraction(mpmath.nan)
 
 
 def test_ends_are_the_exact_ends_of_the_ball():
@@ -225,9 +244,9 @@ def test_several_b_certificate_and_the_old_form():
             * mpmath.fsum(mpmath.mpf(1) / 10 * (mpmath.mpf(9) / 10) ** (n - 1) / n for n in range(31, 3001))
         )
     loss_low, loss_high = C.ends(cert.loss_ball)
-    assert loss_low <= exact(truncated) <= loss_high and C.ends(cert.loss_lower)[1] < exact(truncated)
+    assert loss_low <= C.mp_fraction(truncated) <= loss_high and C.ends(cert.loss_lower)[1] < C.mp_fraction(truncated)
     bound_low, bound_high = C.ends(cert.bound_ball)
-    assert bound_low <= exact(right) <= bound_high and exact(right) < C.ends(cert.bound_upper)[0]
+    assert bound_low <= C.mp_fraction(right) <= bound_high and C.mp_fraction(right) < C.ends(cert.bound_upper)[0]
     bound_ref = mpmath.log(2) / 2 * geometric_sum(lambda n: 1 / n, start=31)
     assert abs(float(cert.bound_upper.mid()) - float(bound_ref)) <= 1e-12 * float(bound_ref)
     # the old form (every positive beyond the horizon counted: pi_+(n) replaced by pi(n)) is refused here

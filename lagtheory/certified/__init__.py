@@ -21,7 +21,7 @@ an interval ``[0, bound]`` with the bound named in each docstring.
 
 The modules, one per chapter (every name below is importable as ``certified.<name>``)::
 
-    balls.py              balls of exact arguments, intervals, tails in the radius, decided floors, printing; sigmoid, softplus, relu
+    balls.py              balls of exact arguments, intervals, ends and mpmath values as exact rationals, tails in the radius, decided floors, printing; sigmoid, softplus, relu
     laws.py               the length and count laws of the setting chapter, their masses and tails
     boxes.py              statements decided on whole boxes of parameters by bisection (branch and bound)
     tail_expansion.py     the setting chapter's tail expansion: thm-tail-expansion's expectations, lem-strip, lem-midpoint-sum
@@ -41,6 +41,7 @@ from .balls import (
     ends,
     floor_certified,
     interval,
+    mp_fraction,
     relu,
     sigmoid,
     softplus,
@@ -125,6 +126,7 @@ __all__ = [  # noqa: RUF022 (in the order of the modules above: the API page lis
     "ball",
     "interval",
     "ends",
+    "mp_fraction",
     "with_tail",
     "floor_certified",
     "width_bound",

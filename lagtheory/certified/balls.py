@@ -1,6 +1,7 @@
 """Balls: the certified layer's arithmetic helpers (python-flint's ``arb`` at ``PREC`` bits).
 
-Exact balls of the arguments, intervals, a truncated tail added to a ball's radius, floors decided
+Exact balls of the arguments, intervals, a ball's ends and an ``mpmath`` value as exact rationals (for
+comparing a ball with an independent value), a truncated tail added to a ball's radius, floors decided
 for a whole ball, printing of a ball for a stored output, and the logistic function, softplus and
 ReLU in balls. Importing this module sets flint's global precision to ``PREC``.
 """
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 import flint
+import mpmath
 from flint import arb
 
 PREC = 256
@@ -97,6 +99,40 @@ def ends(x: arb) -> tuple[Fraction, Fraction]:
     if not x.is_finite():
         raise ValueError(f"x must be a finite ball, got {x}")
     return _exact(x.lower()), _exact(x.upper())
+
+
+def mp_fraction(value: mpmath.mpf) -> Fraction:
+    """An ``mpmath`` real exactly, as a Fraction (its sign, mantissa and binary exponent), never rounded:
+    the independent value of a certified check, compared with the ball's :func:`ends`.
+
+    Parameters
+    ----------
+    value : mpmath.mpf
+        A finite ``mpmath`` real, at any working precision (its binary digits are taken as they are).
+
+    Returns
+    -------
+    Fraction
+        The dyadic rational that ``value`` is, exactly.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an ``mpmath.mpf`` (an int, float or arb is refused: take its ball's :func:`ends`).
+    ValueError
+        If ``value`` is infinite or NaN.
+
+    Examples
+    --------
+    >>> mp_fraction(mpmath.mpf(-3) / 8)
+    Fraction(-3, 8)
+    """
+    if not isinstance(value, mpmath.mpf):
+        raise TypeError(f"value must be an mpmath.mpf, got {type(value).__name__}")
+    if not mpmath.isfinite(value):
+        raise ValueError(f"value must be finite, got {value}")
+    mantissa, exponent = value.man_exp  # the mantissa without its sign
+    return (-1 if value < 0 else 1) * Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
 
 
 def _exact(end: arb) -> Fraction:
