@@ -116,3 +116,27 @@ def test_a_planted_figure_with_5_pt_text_fails(tmp_path: Path) -> None:
     assert problems[1].startswith("cell 1:") and "on a phone" in problems[1]
     (stored,) = [o for o in executed.cells[2].outputs if "image/png" in o.get("data", {})]
     assert stored.metadata["image/png"][palette.TEXT_SIZE_KEY] == 9.0
+
+
+LEGEND_CALL = __import__("re").compile(r"\.legend\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def legends_without_a_place(text: str) -> list[str]:
+    """The ``.legend(...)`` calls of ``text`` that give no ``loc``: matplotlib then places the legend itself and,
+    where that search takes long (a slow or loaded machine), prints a warning into the cell's output, which the
+    stored outputs would then hold on one machine and not on another."""
+    return [call.group(0) for call in LEGEND_CALL.finditer(text) if "loc=" not in call.group(1)]
+
+
+def test_every_legend_has_a_fixed_place() -> None:
+    sources = [*sorted((ROOT / "book" / "text").glob("*.md")), *sorted((ROOT / "lagtheory").rglob("*.py"))]
+    found = {str(p.relative_to(ROOT)): legends_without_a_place(p.read_text(encoding="utf-8")) for p in sources}
+    assert {path: calls for path, calls in found.items() if calls} == {}
+
+
+def test_a_legend_without_a_place_is_found() -> None:
+    assert legends_without_a_place("_ = ax.legend()\n_ = ax.legend(fontsize=f(2))") == [
+        ".legend()",
+        ".legend(fontsize=f(2))",
+    ]
+    assert legends_without_a_place('ax.legend(fontsize=9, loc="upper right")') == []
