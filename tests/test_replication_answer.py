@@ -108,7 +108,9 @@ def test_clauses_and_the_sentence():
 def test_the_tables_have_a_cell_per_comparison():
     found = analysis({name: [entry("equivalent")] * 4 for name in "ABC"})
     table = RA.answer_table(found, DESIGN)
-    assert len(table) == 2 + 3 and all(line.count("|") == 6 for line in table)
-    assert table[2] == "| A | " + " | ".join(["**equivalent within 5 points**"] * 4) + " |"
-    detail = RA.detail_table(found, DESIGN)
-    assert len(detail) == 2 + 12 and all(line.count("|") == 10 for line in detail)
+    assert len(table) == 2 + 4 and all(line.count("|") == 5 for line in table)
+    assert table[2] == "| failure, shared rate | " + " | ".join(["**equivalent within 5 points**"] * 3) + " |"
+    for outcome in DESIGN["outcomes"]:
+        detail = RA.detail_table(found, DESIGN, outcome)
+        assert len(detail) == 2 + 6 and all(line.count("|") == 7 for line in detail)
+        assert detail[2].startswith("| A, shared rate | 3 / 2 | 0.05 [-1.00, 1.00] | p = 0.5; p = 0.5 | 0.5 |")

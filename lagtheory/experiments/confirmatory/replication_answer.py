@@ -79,34 +79,8 @@ def comparison_phrase(entry: Mapping[str, Any], effect: float) -> str:
     return f"undetermined (power {entry['power_observed']:.2g})"
 
 
-def comparisons(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The analysis's comparisons in the tables' order: (outcome, variant, language).
-
-    Parameters
-    ----------
-    analysis : mapping
-        The registered replication's analysis, outcome -> variant -> language -> entry
-        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.analyse_replication`).
-    design : mapping
-        The registered replication's design
-        (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
-
-    Returns
-    -------
-    list of tuple of str
-        Every comparison, outcome by outcome, variant by variant, language by language.
-    """
-    return [
-        (outcome, variant, language)
-        for outcome in design["outcomes"]
-        for variant in design["variants"]
-        for language in design["compared"]
-        if language in analysis[outcome][variant]
-    ]
-
-
 def answer_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[str]:
-    """The answer as Markdown table lines: a row per language, a column per outcome and variant, each cell the
+    """The answer as Markdown table lines: a row per outcome and variant, a column per language, each cell the
     comparison's phrase (:func:`comparison_phrase`) in bold.
 
     Parameters
@@ -123,19 +97,19 @@ def answer_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
     list of str
         The table's lines, header first.
     """
-    columns = [(outcome, variant) for outcome in design["outcomes"] for variant in design["variants"]]
-    lines = [
-        "| language | " + " | ".join(f"{outcome}, {VARIANT_NAMES[variant]}" for outcome, variant in columns) + " |",
-        "|---|" + "---|" * len(columns),
-    ]
-    for language in design["compared"]:
-        cells = [f"**{comparison_phrase(analysis[o][v][language], design['effect'])}**" for o, v in columns]
-        lines.append(f"| {language} | " + " | ".join(cells) + " |")
+    languages = list(design["compared"])
+    lines = ["| outcome, variant | " + " | ".join(languages) + " |", "|---|" + "---|" * len(languages)]
+    for outcome in design["outcomes"]:
+        for variant in design["variants"]:
+            cells = [
+                f"**{comparison_phrase(analysis[outcome][variant][name], design['effect'])}**" for name in languages
+            ]
+            lines.append(f"| {outcome}, {VARIANT_NAMES[variant]} | " + " | ".join(cells) + " |")
     return lines
 
 
-def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list[str]:
-    """Every comparison's counts and tests as Markdown table lines: the seeds where only lag, or only joint, has
+def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any], outcome: str) -> list[str]:
+    """One outcome's comparisons in numbers as Markdown table lines: the seeds where only lag, or only joint, has
     the better outcome; lag's advantage with its 95% score interval (points); McNemar's and the equivalence test's
     Holm-adjusted p; the power against the discordances observed; the verdict.
 
@@ -147,6 +121,8 @@ def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
     design : mapping
         The registered replication's design
         (:func:`~lagtheory.experiments.confirmatory.transformer_replication.load_replication`).
+    outcome : str
+        One of the design's ``outcomes``.
 
     Returns
     -------
@@ -154,18 +130,19 @@ def detail_table(analysis: Mapping[str, Any], design: Mapping[str, Any]) -> list
         The table's lines, header first.
     """
     lines = [
-        "| outcome, variant | language | only lag better | only joint better | lag's advantage [95%] | "
-        "p, difference (Holm) | p, equivalence (Holm) | power, observed | verdict |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| {outcome}: language, variant | only lag / only joint better | lag's advantage, points [95%] | "
+        "p (Holm): difference; equivalence | power, observed | verdict |",
+        "|---|---|---|---|---|---|",
     ]
-    for outcome, variant, language in comparisons(analysis, design):
-        e = analysis[outcome][variant][language]
-        low, high = e["interval"]
-        lines.append(
-            f"| {outcome}, {VARIANT_NAMES[variant]} | {language} | {e['lag_better']} | {e['joint_better']} | "
-            f"{100 * e['advantage']:.2f} [{100 * low:.2f}, {100 * high:.2f}] | {format_p(e['p_adjusted'])} | "
-            f"{format_p(e['p_equivalence_adjusted'])} | {e['power_observed']:.2g} | {e['verdict']} |"
-        )
+    for variant in design["variants"]:
+        for language in design["compared"]:
+            e = analysis[outcome][variant][language]
+            low, high = e["interval"]
+            lines.append(
+                f"| {language}, {VARIANT_NAMES[variant]} | {e['lag_better']} / {e['joint_better']} | "
+                f"{100 * e['advantage']:.2f} [{100 * low:.2f}, {100 * high:.2f}] | {format_p(e['p_adjusted'])}; "
+                f"{format_p(e['p_equivalence_adjusted'])} | {e['power_observed']:.2g} | {e['verdict']} |"
+            )
     return lines
 
 
