@@ -18,7 +18,7 @@ mutations, the unmutated copy must pass the same unit tests and chapters (the ba
 every failure below is the mutation's doing.
 
 The table (markdown) goes to ``book/generated/mutation_table.md``, shown on the book page
-``book/mutations.md``. Not part of CI: a full run takes tens of minutes on two cores.
+``book/mutations.md``. Not part of CI: a full run with ``--jobs 2`` took 13 minutes on two cores (77 mutations).
 
 Usage::
 
@@ -1038,9 +1038,15 @@ def in_copies(scratches: list[Path], work, items: list) -> list:
 LABEL = re.compile(r"(?<![\w`-])((?:thm|lem|prop|cor|def|eq)-[a-z0-9]+(?:-[a-z0-9]+)*)")
 
 
+EMPIRICAL_LABEL = re.compile(r"\(check\[(\w+)\]: emp-[a-z0-9-]+\)")
+"""A check cell of an empirical claim (label ``emp-<chapter>``: no statement to link to)."""
+
+
 def readable_labels(text: str) -> str:
     """``text`` with each book label as a MyST cross-reference, so that a reader of the table sees
-    "Lemma 2.2" or "(2.4)", linked, and never the label itself."""
+    "Lemma 2.2" or "(2.4)", linked, and never the label itself; an empirical check's label (``emp-...``, which
+    names no statement) becomes "its empirical check"."""
+    text = EMPIRICAL_LABEL.sub(lambda m: f"(its empirical check, {m[1]})", text)
     return LABEL.sub(lambda m: f"{{eq}}`{m[1]}`" if m[1].startswith("eq-") else f"{{prf:ref}}`{m[1]}`", text)
 
 
