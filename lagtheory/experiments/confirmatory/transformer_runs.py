@@ -220,3 +220,21 @@ def record_units(
     }
     write_gzipped(record, output)
     return output
+
+
+def seconds_per_run(record: Mapping[str, Any]) -> float:
+    """Worker CPU seconds per run (one schedule on one seed) of a study record, over all its units.
+
+    Parameters
+    ----------
+    record : mapping
+        A study record (its ``units``, each with ``cpu_seconds``, ``rows`` and ``seeds``).
+
+    Returns
+    -------
+    float
+        CPU seconds per run.
+    """
+    units = record["units"].values()
+    runs = sum(len(u["rows"]) * len(u["seeds"]) for u in units)
+    return sum(u["cpu_seconds"] for u in units) / runs
