@@ -478,7 +478,15 @@ def set_theme(driver, theme: str) -> None:
     ``data-theme`` on ``<html>``), as its switcher does."""
     if theme not in ("light", "dark"):
         raise ValueError(f"theme must be 'light' or 'dark', got {theme!r}")
+    # The theme eases colours from one mode to the other (CSS transitions): read at once, as the checks do, a
+    # colour may be caught half-way (on a loaded machine, the search page's button was read mid-way from dark to
+    # light, at contrast 1.9). Transitions and animations are switched off first, so every colour read after
+    # the switch is the mode's own.
     driver.execute_script(
+        "if (!document.getElementById('no-transitions')) {"
+        "  const style = document.createElement('style'); style.id = 'no-transitions';"
+        "  style.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';"
+        "  document.head.appendChild(style); }"
         "document.documentElement.dataset.theme = arguments[0]; document.documentElement.dataset.mode = arguments[0];",
         theme,
     )
