@@ -32,6 +32,19 @@ def test_mcnemar_power_by_hand_for_three_pairs():
     assert W.mcnemar_power(3, 0.0, 0.0, 0.3) == 0.0
 
 
+@pytest.mark.parametrize("alpha", [0.3, 0.05, 0.05 / 3])
+def test_mcnemar_power_is_the_sum_over_every_table_that_binomtest_rejects(alpha):
+    # every table (b, c) of n pairs, its trinomial probability, and scipy's exact two-sided binomial test
+    for n, p10, p01 in [(1, 0.3, 0.2), (7, 0.3, 0.1), (18, 0.02, 0.3), (25, 0.45, 0.45), (30, 0.0, 0.4)]:
+        expected = sum(
+            scipy.stats.multinomial.pmf([b, c, n - b - c], n, [p10, p01, 1 - p10 - p01])
+            for b in range(n + 1)
+            for c in range(n + 1 - b)
+            if b + c > 0 and scipy.stats.binomtest(b, b + c, 0.5).pvalue < alpha
+        )
+        assert W.mcnemar_power(n, p10, p01, alpha) == pytest.approx(expected, rel=1e-12, abs=1e-300), (n, alpha)
+
+
 @pytest.mark.parametrize(("n", "effect", "sd", "alpha"), [(12, 0.4, 1.0, 0.05), (40, 0.1, 0.3, 0.01)])
 def test_t_power_matches_noncentral_t_and_simulation(n, effect, sd, alpha):
     critical = scipy.stats.t.ppf(1 - alpha / 2, n - 1)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.integrate
 import scipy.stats
+from numpy.typing import NDArray
 
 from lagtheory._validation import check_integer, check_probability
 
@@ -78,16 +79,28 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
     if p10 + p01 == 0:
         return 0.0
     share = p10 / (p10 + p01)
-    power = 0.0
-    for discordant in range(1, n + 1):
-        k = np.arange(discordant + 1)
-        p_value = np.minimum(1.0, 2.0 * scipy.stats.binom.cdf(np.minimum(k, discordant - k), discordant, 0.5))
-        rejected = p_value < alpha
-        if rejected.any():
-            power += scipy.stats.binom.pmf(discordant, n, p10 + p01) * float(
-                scipy.stats.binom.pmf(k[rejected], discordant, share).sum()
-            )
-    return float(power)
+    discordant = np.arange(1, n + 1)
+
+    # The p-value grows with min(k, D - k), so the test rejects exactly where min(k, D - k) <= c_D, c_D the
+    # largest count with 2 P(Bin(D, 1/2) <= c_D) < alpha (-1: none). Since P(Bin(D, 1/2) <= D // 2) >= 1/2,
+    # c_D < D / 2 and the two tails {k <= c_D}, {k >= D - c_D} do not meet. The quantile gives c_D; the loop
+    # settles it by the p-value's own comparison where the quantile's rounding is off by one.
+    def rejects(k: NDArray[np.int64]) -> NDArray[np.bool_]:
+        return np.minimum(1.0, 2.0 * scipy.stats.binom.cdf(k, discordant, 0.5)) < alpha
+
+    critical = scipy.stats.binom.ppf(alpha / 2.0, discordant, 0.5).astype(np.int64) - 1
+    while True:
+        up = (critical + 1 < discordant - critical - 1) & rejects(critical + 1)
+        down = (critical >= 0) & ~rejects(critical)
+        if not (up.any() or down.any()):
+            break
+        critical += up.astype(np.int64) - down.astype(np.int64)
+    has = critical >= 0
+    given = scipy.stats.binom.cdf(critical, discordant, share) + scipy.stats.binom.sf(
+        discordant - critical - 1, discordant, share
+    )
+    weights = scipy.stats.binom.pmf(discordant, n, p10 + p01)
+    return float(np.sum(weights[has] * given[has]))
 
 
 def _over_sample_sd(n: int, probability: Any) -> float:
