@@ -207,3 +207,23 @@ def test_a_setting_record_leaves_out_later_options_at_their_defaults():
         assert RC.config_from_dict(TransformerSetting, EN.setting_record(setting)) == setting
     other = RegressionSetting(train_min=2, train_max=6, test_sizes=(4, 12), test_size=6, test_seed=1, dim=3)
     assert EN.setting_record(other) == RC.config_to_dict(other)  # a type without later options: all its fields
+
+
+def test_comparisons_are_those_of_compare_and_follow_a_changed_record(record):
+    from lagtheory.experiments.statistics.paired import compare
+
+    def direct(rec, cell):
+        a, b = (RC.per_seed(rec, cell, rec["primary"], s).astype(np.float64) for s in ("lag", "joint"))
+        return compare(f"{cell}: lag vs joint", a, b, rec["higher_is_better"], rec["margin"], binary=rec["binary"])
+
+    cells = [
+        c for c, content in record["cells"].items() if {"lag", "joint"} <= set(content["configuration"]["schedules"])
+    ]
+    assert cells
+    assert RC.comparisons(record, "lag") == [direct(record, c) for c in cells]
+    assert RC.comparisons(record, "lag") == RC.comparisons(record, "lag")  # asked twice, the same answer
+    changed = json.loads(json.dumps(record))
+    values = changed["cells"][cells[0]]["values"][changed["primary"]]["lag"]
+    values[0] = values[0] + 1.0 if values[0] is not None else 1.0
+    again = RC.comparisons(changed, "lag")
+    assert again[0] == direct(changed, cells[0]) and again[0] != RC.comparisons(record, "lag")[0]

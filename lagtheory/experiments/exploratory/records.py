@@ -23,6 +23,7 @@ with 6 significant digits.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import math
@@ -416,13 +417,21 @@ def comparisons(
             if {schedule, baseline} <= set(content["configuration"]["schedules"])
         ]
     return [
-        compare(
+        _compare_seeds(
             f"{cell}: {schedule} vs {baseline}",
-            per_seed(record, cell, record["primary"], schedule).astype(np.float64),
-            per_seed(record, cell, record["primary"], baseline).astype(np.float64),
+            per_seed(record, cell, record["primary"], schedule).astype(np.float64).tobytes(),
+            per_seed(record, cell, record["primary"], baseline).astype(np.float64).tobytes(),
             record["higher_is_better"],
             record["margin"],
-            binary=record["binary"],
+            record["binary"],
         )
         for cell in cells
     ]
+
+
+@functools.lru_cache(maxsize=8192)
+def _compare_seeds(name: str, a: bytes, b: bytes, higher_is_better: bool, margin: float, binary: bool) -> Comparison:
+    """:func:`compare` of two per-seed outcome vectors given as their float64 bytes: keyed by the values
+    themselves, so a chapter that asks for the same family twice (the regime maps of the verdict and the
+    language chapters) computes it once, and a changed record is computed again. Comparisons are frozen."""
+    return compare(name, np.frombuffer(a), np.frombuffer(b), higher_is_better, margin, binary=binary)
