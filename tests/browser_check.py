@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -361,11 +362,19 @@ def _links_to_hidden_targets(driver, page: Path) -> list[str]:
     return problems
 
 
-def check_page(driver, page: Path, screenshot: Path | None = None, phone_screenshot: Path | None = None) -> list[str]:
+def check_page(
+    driver,
+    page: Path,
+    screenshot: Path | None = None,
+    phone_screenshot: Path | None = None,
+    observe: Callable[[tuple[int, int]], None] | None = None,
+) -> list[str]:
     """Load one page and return its problems (empty when a reader would see nothing wrong).
 
     The page is checked at 1400 px, then at a phone's width (390 px) for a page wider
-    than the screen; it is left loaded at 1400 px (for :func:`scrolling_boxes`).
+    than the screen; it is left loaded at 1400 px (for :func:`scrolling_boxes`). ``observe(size)``, if given,
+    is called while the page is shown at each of the two sizes (in light mode), so that a caller reads what
+    else it needs from the same load.
     """
     driver.get_log("browser")  # drop what earlier pages left
     driver.get_log("performance")
@@ -376,6 +385,8 @@ def check_page(driver, page: Path, screenshot: Path | None = None, phone_screens
             problems.append(f"console error: {entry['message'][:240]}")
     problems.extend(f"network request: {url}" for url in _network_requests(driver.get_log("performance")))
     problems.extend(_links_to_hidden_targets(driver, page))
+    if observe is not None:
+        observe(WINDOW)
     for theme in ("dark", "light"):  # the page opens in light mode; dark is the theme's switch
         set_theme(driver, theme)
         problems.extend(f"{theme} mode: {problem}" for problem in low_contrast_text(driver))
@@ -384,6 +395,8 @@ def check_page(driver, page: Path, screenshot: Path | None = None, phone_screens
     driver.set_window_size(*PHONE)
     driver.execute_async_script(_WAIT)
     problems.extend(driver.execute_script(_PHONE))
+    if observe is not None:
+        observe(PHONE)
     if phone_screenshot is not None:
         _screenshot(driver, phone_screenshot, PHONE)
     driver.set_window_size(*WINDOW)

@@ -57,9 +57,12 @@ def _site() -> Path:
 
 
 def _pages() -> list[str]:
+    """The built pages, the claim map last: its claim links lead to every chapter, whose hidden targets
+    browser_check keeps from each chapter's own check, so the chapters are not loaded a second time for it."""
     if not SITE:
         return []
-    return [str(p.relative_to(_site())) for p in browser_check.book_pages(_site())]
+    pages = [str(p.relative_to(_site())) for p in browser_check.book_pages(_site())]
+    return sorted(pages, key=lambda page: page == "book/claim_map.html")
 
 
 @pytest.fixture(scope="module")
@@ -80,15 +83,33 @@ def test_the_book_has_its_pages():
     assert len(pages) >= 20, pages
 
 
+TABLE_CELLS = (
+    "return [...document.querySelectorAll('article.bd-article .cell_output table')]"
+    ".flatMap(t => [...t.querySelectorAll('th, td')].map(c => c.textContent.trim().replace(/\\s+/g, ' ')));"
+)
+SEEN: dict[str, dict] = {}
+"""What test_page_reads_cleanly read of each page while it had it loaded, for the tests below that would
+otherwise load the page again: the cells of its generated tables ("tables", at 1400 px) and its figures' scales
+at each width (browser_check.figure_scales). A test run alone (-k) loads the page itself."""
+
+
 @pytest.mark.parametrize("page", _pages())
 def test_page_reads_cleanly(driver, page):
     site = _site()
     name = page.removesuffix(".html").replace("/", "__")
+    seen = SEEN[page] = {}
+
+    def observe(size):
+        if size == browser_check.WINDOW:
+            seen["tables"] = driver.execute_script(TABLE_CELLS)
+        seen[size] = browser_check.figure_scales(driver)
+
     problems = browser_check.check_page(
         driver,
         site / page,
         screenshot=SCREENSHOTS / f"{name}.png" if SHOOT else None,
         phone_screenshot=SCREENSHOTS / f"{name}-390.png" if SHOOT else None,
+        observe=observe,
     )
     # not a failure: what a reader must scroll sideways to see, listed for authors to shorten
     with (SCREENSHOTS / "scrolling-boxes.txt").open("a", encoding="utf-8") as report:
@@ -161,11 +182,11 @@ def test_generated_tables_render_as_written(driver, page):
     expected = generated_table_cells((ROOT / page).with_suffix(".ipynb"))
     if not expected:
         pytest.skip(f"{page}: no table printed by a cell")
-    browser_check._load(driver, site / page)
-    shown = driver.execute_script(
-        "return [...document.querySelectorAll('article.bd-article .cell_output table')]"
-        ".flatMap(t => [...t.querySelectorAll('th, td')].map(c => c.textContent.trim().replace(/\\s+/g, ' ')));"
-    )
+    if "tables" in SEEN.get(page, {}):
+        shown = SEEN[page]["tables"]
+    else:
+        browser_check._load(driver, site / page)
+        shown = driver.execute_script(TABLE_CELLS)
     # Sphinx's smartquotes set every quote of the page, generated text too, as typography (r' as r + U+2019)
     differ = [(e, s) for e, s in zip(expected, shown, strict=False) if " ".join(e.split()) != s.translate(QUOTES)]
     assert len(shown) == len(expected) and not differ, f"{page}: cells written -> shown: {differ[:5]}"
@@ -346,9 +367,13 @@ def test_figure_text_is_legible_as_shown(driver, page):
         if "image/png" in out.get("data", {})
     ]
     problems = []
+    html = page.replace(".ipynb", ".html")
     for size in (browser_check.WINDOW, browser_check.PHONE):
-        browser_check._load(driver, _site() / page.replace(".ipynb", ".html"), size)
-        shown = browser_check.figure_scales(driver)
+        if size in SEEN.get(html, {}):
+            shown = SEEN[html][size]
+        else:
+            browser_check._load(driver, _site() / html, size)
+            shown = browser_check.figure_scales(driver)
         assert [natural for _, natural, _ in shown] == [width for width, _ in stored], f"{page}: figures differ"
         for number, ((name, natural, width), (_, metadata)) in enumerate(zip(shown, stored, strict=True), 1):
             points = metadata.get("image/png", {}).get(palette.TEXT_SIZE_KEY)
