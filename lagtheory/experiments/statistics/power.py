@@ -95,12 +95,21 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
         if not (up.any() or down.any()):
             break
         critical += up.astype(np.int64) - down.astype(np.int64)
-    has = critical >= 0
-    given = scipy.stats.binom.cdf(critical, discordant, share) + scipy.stats.binom.sf(
-        discordant - critical - 1, discordant, share
-    )
+    # Given D, the probability of the rejected counts: their binomial pmfs, all in one call, summed per D in
+    # increasing k and accumulated over D in increasing order (the sum as a registered design's powers were
+    # first computed, one D at a time: the same operations, so the same last bits).
+    lengths = np.where(critical >= 0, 2 * (critical + 1), 0)
+    starts = np.cumsum(lengths) - lengths
+    position = np.arange(lengths.sum()) - np.repeat(starts, lengths)
+    low = np.repeat(critical, lengths)
+    counts = np.where(position <= low, position, np.repeat(discordant, lengths) - 2 * low - 1 + position)
+    rejected = scipy.stats.binom.pmf(counts, np.repeat(discordant, lengths), share)
     weights = scipy.stats.binom.pmf(discordant, n, p10 + p01)
-    return float(np.sum(weights[has] * given[has]))
+    power = 0.0
+    for weight, start, length in zip(weights, starts, lengths, strict=True):
+        if length:
+            power += weight * float(rejected[start : start + length].copy().sum())
+    return float(power)
 
 
 def _over_sample_sd(n: int, probability: Any) -> float:
