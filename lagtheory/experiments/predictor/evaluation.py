@@ -110,8 +110,18 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     positives, negatives = int(labels.sum()), int((~labels).sum())
     if positives == 0 or negatives == 0:
         raise ValueError("labels must hold both classes")
-    ranks = scipy.stats.rankdata(scores)
-    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+    return float(_auroc_rows(scores, labels))
+
+
+def _auroc_rows(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The AUROC of :func:`auroc` along the last axis, unchecked (both classes in every row): Mann-Whitney U
+    from the ranks, ties sharing their mean rank, over n1 n0. The ranks are halves, so with fewer than 10**7
+    scores a row every sum is exact in whatever order it is taken."""
+    ranks = scipy.stats.rankdata(scores, axis=-1)
+    positives = labels.sum(axis=-1)
+    negatives = labels.shape[-1] - positives
+    u = np.where(labels, ranks, 0.0).sum(axis=-1) - positives * (positives + 1) / 2
+    return u / (positives * negatives)
 
 
 def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
@@ -244,8 +254,8 @@ def cluster_bootstrap(
     within each cluster, which a set of one or two clusters needs (the registered predictor's breakdown,
     :mod:`lagtheory.experiments.confirmatory.predictor_breakdown`): per round, ``resamples`` resamples are
     drawn (cluster by cluster, a block of indices each), those without both labels are dropped, and rounds
-    follow until ``resamples`` are kept; their AUROCs are computed together (the ranks of
-    :func:`auroc`, row by row).
+    follow until ``resamples`` are kept; their AUROCs are computed together, row by row (:func:`auroc`'s
+    formula).
 
     Parameters
     ----------
@@ -288,13 +298,8 @@ def cluster_bootstrap(
             positives = labels[index].sum(axis=1)
             kept.append(index[(positives > 0) & (positives < index.shape[1])])
         index = np.concatenate(kept)[:resamples]
-        drawn_labels = labels[index]
-        positives = drawn_labels.sum(axis=1)
-        negatives = index.shape[1] - positives
         for name in names:
-            ranks = scipy.stats.rankdata(scores[name][index], axis=1)  # ties share their mean rank
-            u = np.where(drawn_labels, ranks, 0.0).sum(axis=1) - positives * (positives + 1) / 2
-            values[name] = u / (positives * negatives)
+            values[name] = _auroc_rows(scores[name][index], labels[index])
     else:
         draws: dict[str, list[float]] = {name: [] for name in names}
         while len(draws[names[0]]) < resamples:
