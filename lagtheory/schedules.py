@@ -77,6 +77,8 @@ def _check_step_size(value: object, name: str) -> float:
     return check_positive(value, name)
 
 
+# Kept apart from certified.three_phase.PhaseTwo on purpose, alike in shape only (a frozen dataclass of named
+# numbers): Phase is a training phase's steps and step sizes, PhaseTwo the certified constants of two phases.
 @dataclass(frozen=True)
 class Phase:
     """``steps`` gradient steps with step size ``attention_lr`` on the attention group and

@@ -24,6 +24,7 @@ from lagtheory.experiments.confirmatory import sensitivity as S
 from lagtheory.experiments.confirmatory import step_size as Z
 from lagtheory.experiments.confirmatory.records import load_stage, stage_path
 from lagtheory.experiments.paths import WINDOW_SENSITIVITY
+from lagtheory.experiments.predictor import evaluation as V
 
 ANALYSIS = json.loads(Path("book/data/confirmatory/analysis.json").read_text())
 REGISTERED = json.loads(Path("book/data/confirmatory/predictor.json").read_text())
@@ -150,14 +151,14 @@ def test_breakdown_aurocs_are_mann_whitney_and_the_pooled_one_is_registered():
     assert found["languages"]["cells"] + found["regression"]["cells"] + found["in-context regression"]["cells"] == 214
 
 
-def test_stratified_bootstrap_is_reproducible_and_brackets_the_estimate():
+def test_within_cluster_bootstrap_is_reproducible_and_brackets_the_estimate():
     rows = REGISTERED["cells"]
     labels = np.array([r["lag_helps"] for r in rows])
     scores = {"predictor": np.array([r["balance"] for r in rows], dtype=float)}
     scores["baseline"] = np.array([r["baseline_log_odds"] for r in rows], dtype=float)
     clusters = [r["cluster"] for r in rows]
-    first = B.stratified_bootstrap(scores, labels, clusters, resamples=300)
-    assert first == B.stratified_bootstrap(scores, labels, clusters, resamples=300)
+    first = V.cluster_bootstrap(scores, labels, clusters, resamples=300, within=True)
+    assert first == V.cluster_bootstrap(scores, labels, clusters, resamples=300, within=True)
     low, high = first["predictor"]
     assert low < REGISTERED["outcome"]["auroc"]["predictor"] < high
 

@@ -119,6 +119,8 @@ def _geometric_log_mean(bracket: Callable[[int], arb], q: Number, terms: int) ->
     return with_tail(total, tail)
 
 
+# Kept apart from schedules.Phase on purpose, alike in shape only (a frozen dataclass of named numbers): this
+# holds the certified constants of phases 1 and 2 in balls, Phase a training phase's steps and step sizes.
 @dataclass(frozen=True)
 class PhaseTwo:
     """The certified constants of :prf:ref:`thm-three-phase`, phases 1 and 2 (:eq:`eq-phase1`, :eq:`eq-phase2`, :eq:`eq-boundary`).

@@ -24,17 +24,54 @@ CONFIRMATORY_RECORDS = BOOK_DATA / "confirmatory"
 """The committed confirmatory records (``<stage>.json.gz``) and their analyses."""
 REGISTRATION_PAGE = Path("book") / "registration.md"
 """The page whose registered section is hashed."""
-REGISTRATION_HASH = BOOK_DATA / "registration.sha256"
+
+
+def registration_hash_file(section: str) -> Path:
+    """The file holding the SHA-256 of the registered section ``section`` of :data:`REGISTRATION_PAGE`:
+    ``<BOOK_DATA>/registration.sha256`` for ``"confirmatory"``, the page's first section, and
+    ``<BOOK_DATA>/registration_<section>.sha256`` for each section registered after it.
+
+    Parameters
+    ----------
+    section : str
+        The section's name (a key of :data:`lagtheory.experiments.confirmatory.registration.SECTIONS`).
+
+    Returns
+    -------
+    pathlib.Path
+        The hash file's path (whether or not it exists).
+    """
+    return BOOK_DATA / ("registration.sha256" if section == "confirmatory" else f"registration_{section}.sha256")
+
+
+def design_file(study: str) -> Path:
+    """The design of a registered study, frozen data whose SHA-256 its registered section quotes:
+    ``<BOOK_DATA>/<study>_design.json``.
+
+    Parameters
+    ----------
+    study : str
+        The study's name.
+
+    Returns
+    -------
+    pathlib.Path
+        The design's path (whether or not it exists).
+    """
+    return BOOK_DATA / f"{study}_design.json"
+
+
+REGISTRATION_HASH = registration_hash_file("confirmatory")
 """The file holding the registered confirmatory section's SHA-256."""
-REGISTRATION_TRANSFORMER_HASH = BOOK_DATA / "registration_transformer.sha256"
+REGISTRATION_TRANSFORMER_HASH = registration_hash_file("transformer")
 """The file holding the registered transformer section's SHA-256."""
-REGISTRATION_REPLICATION_HASH = BOOK_DATA / "registration_replication.sha256"
+REGISTRATION_REPLICATION_HASH = registration_hash_file("replication")
 """The file holding the registered transformer replication section's SHA-256."""
-TRANSFORMER_DESIGN = BOOK_DATA / "transformer_design.json"
-"""The registered transformer study's design, frozen data whose SHA-256 the registered section quotes."""
-REGISTRATION_LAG_HASH = BOOK_DATA / "registration_lag.sha256"
+REGISTRATION_LAG_HASH = registration_hash_file("lag")
 """The file holding the registered lag section's SHA-256."""
-LAG_DESIGN = BOOK_DATA / "lag_design.json"
+TRANSFORMER_DESIGN = design_file("transformer")
+"""The registered transformer study's design, frozen data whose SHA-256 the registered section quotes."""
+LAG_DESIGN = design_file("lag")
 """The registered lag study's design, frozen data whose SHA-256 the registered section quotes."""
 LAG_RECORDS = BOOK_DATA / "lag_study"
 """The lag study's committed records; the exploratory pilot (``pilot.json``), the registered runs

@@ -9,7 +9,8 @@ balance, frozen baseline score, task-optimiser cluster):
 
 * the AUROC of the balance and of the baseline (:func:`lagtheory.experiments.predictor.evaluation.auroc`);
 * 95% percentile intervals of both and of their difference from 4000 bootstrap resamples (the registered number)
-  that draw cells with replacement *within* each task-optimiser cluster (:func:`stratified_bootstrap`;
+  that draw cells with replacement *within* each task-optimiser cluster
+  (:func:`~lagtheory.experiments.predictor.evaluation.cluster_bootstrap` with ``within``;
   ``numpy.random.default_rng(0)``). The registered interval resamples whole clusters, which a split with one
   or two clusters (regression, in-context regression within an optimiser) cannot do; the within-cluster
   intervals show how much the AUROC depends on which cells were drawn, not on which tasks were chosen, and
@@ -26,10 +27,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import scipy.stats
-from numpy.typing import NDArray
 
-from ..predictor.evaluation import RESAMPLES, auroc
+from ..predictor.evaluation import RESAMPLES, auroc, cluster_bootstrap
 from .design import confirmatory_tasks
 
 FAMILIES = {"languages": "languages", "regression": "regression", "icl": "in-context regression"}
@@ -139,62 +138,6 @@ def chance_auroc(positives: int, negatives: int, alpha: float = 0.05) -> float |
     return None
 
 
-# Kept apart from predictor.evaluation.cluster_bootstrap on purpose: the same signature, another resampling
-# (within clusters, which a split with one or two clusters needs) and a vectorised AUROC; not one procedure twice.
-def stratified_bootstrap(
-    scores: Mapping[str, NDArray[np.float64]],
-    labels: NDArray[np.bool_],
-    clusters: Sequence[str],
-    resamples: int = RESAMPLES,
-    seed: int = 0,
-) -> dict[str, tuple[float, float]]:
-    """95% percentile intervals of each score's AUROC and of the first score's AUROC minus each other's, cells
-    drawn with replacement within each cluster: per round, ``resamples`` resamples are drawn from
-    ``numpy.random.default_rng(seed)`` (cluster by cluster, a block of indices each), those without both labels
-    are dropped, and rounds follow until ``resamples`` are kept.
-
-    Parameters
-    ----------
-    scores : mapping of str to ndarray
-        Name -> each cell's score; the first is compared with the others.
-    labels : ndarray
-        The cells' labels (bool), both present.
-    clusters : sequence of str
-        Each cell's cluster.
-    resamples : int, optional
-        Resamples, >= 1 (default the registered 4000).
-    seed : int, optional
-        The generator's seed (default 0).
-
-    Returns
-    -------
-    dict of str to tuple of float
-        Name and ``"<first> - <other>"`` -> (low, high).
-    """
-    clusters = np.asarray(clusters)
-    labels = np.asarray(labels, dtype=bool)
-    members = [np.flatnonzero(clusters == c) for c in np.unique(clusters)]
-    names = list(scores)
-    rng = np.random.default_rng(seed)
-    kept: list[NDArray[np.int64]] = []
-    while sum(block.shape[0] for block in kept) < resamples:
-        index = np.concatenate([m[rng.integers(0, m.size, size=(resamples, m.size))] for m in members], axis=1)
-        positives = labels[index].sum(axis=1)
-        kept.append(index[(positives > 0) & (positives < index.shape[1])])
-    index = np.concatenate(kept)[:resamples]
-    drawn_labels = labels[index]
-    positives = drawn_labels.sum(axis=1)
-    negatives = index.shape[1] - positives
-    values = {}
-    for name in names:
-        ranks = scipy.stats.rankdata(scores[name][index], axis=1)  # ties share their mean rank
-        u = np.where(drawn_labels, ranks, 0.0).sum(axis=1) - positives * (positives + 1) / 2
-        values[name] = u / (positives * negatives)
-    for name in names[1:]:
-        values[f"{names[0]} - {name}"] = values[names[0]] - values[name]
-    return {key: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for key, v in values.items()}
-
-
 def breakdown(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> list[dict[str, Any]]:
     """The splits of :data:`SPLITS` of the registered validation rows (module docstring).
 
@@ -232,7 +175,7 @@ def breakdown(rows: Sequence[Mapping[str, Any]], resamples: int = RESAMPLES) -> 
                 "baseline": np.array([row["baseline_log_odds"] for row in kept], dtype=np.float64),
             }
             entry["auroc"] = {key: auroc(value, labels) for key, value in scores.items()}
-            intervals = stratified_bootstrap(scores, labels, [row["cluster"] for row in kept], resamples)
+            intervals = cluster_bootstrap(scores, labels, [row["cluster"] for row in kept], resamples, within=True)
             entry["interval"] = {key: list(value) for key, value in intervals.items()}
         out.append(entry)
     return out

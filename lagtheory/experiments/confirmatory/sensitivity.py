@@ -249,6 +249,8 @@ def screen(
     return out
 
 
+# Kept apart from transformer_report.replication_plan on purpose, alike in signature shape only (two mappings,
+# two numbers with registered defaults): Monte Carlo resamples here, a power plan there; no logic in common.
 @fill_doc
 def deepen(
     grid: Mapping[str, Any],

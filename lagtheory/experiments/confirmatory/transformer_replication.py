@@ -37,7 +37,7 @@ import torch
 
 from ..engine.config import TrainingConfig, config_from_dict
 from ..parameters import fill_doc
-from ..paths import BOOK_DATA, REGISTRATION_PAGE, REGISTRATION_REPLICATION_HASH, RUNS, TRANSFORMER_DESIGN
+from ..paths import BOOK_DATA, REGISTRATION_PAGE, REGISTRATION_REPLICATION_HASH, RUNS, TRANSFORMER_DESIGN, design_file
 from ..statistics.paired import holm, mcnemar_exact
 from ..statistics.power import mcnemar_power
 from ..tasks.transformer.task import TransformerSetting
@@ -56,7 +56,7 @@ from .transformer_report import (
 from .transformer_runs import check_registered, chunked_units, record_units
 
 FORMAT = "lagtheory-transformer-replication-design-1"
-REPLICATION_DESIGN = BOOK_DATA / "transformer_replication_design.json"
+REPLICATION_DESIGN = design_file("transformer_replication")
 """The frozen design file of the replication."""
 REPLICATION_FOLDER = BOOK_DATA / "transformer_replication"
 """Where the replication's committed records go."""

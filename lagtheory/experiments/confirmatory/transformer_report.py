@@ -461,6 +461,8 @@ def effect_shares(discordance: float, effect: float) -> tuple[float, float]:
     return (total + effect) / 2.0, (total - effect) / 2.0
 
 
+# Kept apart from sensitivity.deepen on purpose, alike in signature shape only (two mappings, two numbers with
+# registered defaults): a power plan here, Monte Carlo resamples there; no logic in common.
 @fill_doc
 def replication_plan(
     record: Mapping[str, Any],

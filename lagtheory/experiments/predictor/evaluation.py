@@ -110,8 +110,18 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> float:
     positives, negatives = int(labels.sum()), int((~labels).sum())
     if positives == 0 or negatives == 0:
         raise ValueError("labels must hold both classes")
-    ranks = scipy.stats.rankdata(scores)
-    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+    return float(_auroc_rows(scores, labels))
+
+
+def _auroc_rows(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The AUROC of :func:`auroc` along the last axis, unchecked (both classes in every row): Mann-Whitney U
+    from the ranks, ties sharing their mean rank, over n1 n0. The ranks are halves, so with fewer than 10**7
+    scores a row every sum is exact in whatever order it is taken."""
+    ranks = scipy.stats.rankdata(scores, axis=-1)
+    positives = labels.sum(axis=-1)
+    negatives = labels.shape[-1] - positives
+    u = np.where(labels, ranks, 0.0).sum(axis=-1) - positives * (positives + 1) / 2
+    return u / (positives * negatives)
 
 
 def design_features(log_ratio: ArrayLike, log_scale: ArrayLike) -> NDArray[np.float64]:
@@ -227,18 +237,25 @@ def cross_validated_baseline(
     return scores
 
 
-# Kept apart from confirmatory.predictor_breakdown.stratified_bootstrap on purpose: the same signature, another
-# resampling (whole clusters); not one procedure written twice.
 def cluster_bootstrap(
     scores: Mapping[str, NDArray[np.float64]],
     labels: NDArray[np.bool_],
     clusters: Sequence[str],
     resamples: int = RESAMPLES,
     seed: int = 0,
+    *,
+    within: bool = False,
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of the AUROC of every score in ``scores`` and of the difference of the first
-    score's AUROC and each other's, resampling whole clusters with replacement (``resamples`` draws from
-    ``numpy.random.default_rng(seed)``; a draw without both classes is redrawn).
+    score's AUROC and each other's, over ``resamples`` resamples drawn from ``numpy.random.default_rng(seed)``.
+
+    By default whole clusters are resampled with replacement, one resample at a time (one without both classes
+    is redrawn): the registered evaluation's intervals. With ``within``, cells are drawn with replacement
+    within each cluster, which a set of one or two clusters needs (the registered predictor's breakdown,
+    :mod:`lagtheory.experiments.confirmatory.predictor_breakdown`): per round, ``resamples`` resamples are
+    drawn (cluster by cluster, a block of indices each), those without both labels are dropped, and rounds
+    follow until ``resamples`` are kept; their AUROCs are computed together, row by row (:func:`auroc`'s
+    formula).
 
     Parameters
     ----------
@@ -249,9 +266,11 @@ def cluster_bootstrap(
     clusters : sequence of str
         The cluster of each cell.
     resamples : int, optional
-        Bootstrap draws, an integer >= 100.
+        Bootstrap resamples, an integer >= 100 (default the registered 4000).
     seed : int, optional
-        Seeds the draws.
+        Seeds the draws (default 0).
+    within : bool, optional
+        Resample cells within each cluster rather than whole clusters (default False). Keyword only.
 
     Returns
     -------
@@ -267,21 +286,32 @@ def cluster_bootstrap(
     """
     check_integer(resamples, "resamples", 100)
     clusters = np.asarray(clusters)
+    labels = np.asarray(labels, dtype=bool)
     names = list(scores)
     members = [np.flatnonzero(clusters == c) for c in np.unique(clusters)]
     rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {name: [] for name in names}
-    draws.update({f"{names[0]} - {name}": [] for name in names[1:]})
-    while len(draws[names[0]]) < resamples:
-        index = np.concatenate([members[k] for k in rng.integers(len(members), size=len(members))])
-        if labels[index].all() or not labels[index].any():
-            continue
-        values = {name: auroc(scores[name][index], labels[index]) for name in names}
-        for name, value in values.items():
-            draws[name].append(value)
-        for name in names[1:]:
-            draws[f"{names[0]} - {name}"].append(values[names[0]] - values[name])
-    return {key: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for key, v in draws.items()}
+    values: dict[str, NDArray[np.float64]] = {}
+    if within:
+        kept: list[NDArray[np.int64]] = []
+        while sum(block.shape[0] for block in kept) < resamples:
+            index = np.concatenate([m[rng.integers(0, m.size, size=(resamples, m.size))] for m in members], axis=1)
+            positives = labels[index].sum(axis=1)
+            kept.append(index[(positives > 0) & (positives < index.shape[1])])
+        index = np.concatenate(kept)[:resamples]
+        for name in names:
+            values[name] = _auroc_rows(scores[name][index], labels[index])
+    else:
+        draws: dict[str, list[float]] = {name: [] for name in names}
+        while len(draws[names[0]]) < resamples:
+            index = np.concatenate([members[k] for k in rng.integers(len(members), size=len(members))])
+            if labels[index].all() or not labels[index].any():
+                continue
+            for name in names:
+                draws[name].append(auroc(scores[name][index], labels[index]))
+        values = {name: np.array(drawn) for name, drawn in draws.items()}
+    for name in names[1:]:
+        values[f"{names[0]} - {name}"] = values[names[0]] - values[name]
+    return {key: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for key, v in values.items()}
 
 
 @fill_doc
