@@ -51,7 +51,7 @@ from .design import regime_of
 from .predictor_breakdown import family_of
 from .registration import CONFIRMATORY_LEVELS
 from .replication_answer import replication_sentence
-from .transformer_replication import load_replication
+from .transformer_replication import REPLICATION_DESIGN, load_replication
 
 FEW = 0.1
 """A group of cells counts as one where lag does not help when it fails less often in at most this share."""
@@ -310,7 +310,7 @@ def plain_answer(data: Path = BOOK_DATA) -> dict[str, str]:
     analysis = json.loads((data / "confirmatory" / "analysis.json").read_text())
     predictor = json.loads((data / "confirmatory" / "predictor.json").read_text())
     replication = json.loads((data / "transformer_replication" / "analysis.json").read_text())["outcomes"]
-    design = load_replication(data / "transformer_replication_design.json", data.parent / "registration.md")
+    design = load_replication(data / REPLICATION_DESIGN.name, data.parent / "registration.md")
     return {
         "lag": lag_sentence(study),
         "help": help_sentence(analysis),
