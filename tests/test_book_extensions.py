@@ -106,7 +106,8 @@ def source(tmp_path_factory):
         "# Frames\n\nTables.\n\n## `table_frame`\n\n```{eval-rst}\n.. automodule:: table_frame\n   :members:\n```\n"
     )
     (src / "repro.md").write_text(
-        "# Reproducibility\n\n```{environment-table}\n```\n\n```{book-pdf}\n```\n\n"
+        "# Reproducibility\n\nThe registered hash: `1880aeda8ae751cd14fd453b965f6a14f7f55eeb764925d78bc825acc05da58e`.\n\n"
+        "```{environment-table}\n```\n\n```{book-pdf}\n```\n\n"
         "```{exercise}\n:label: ex-one\nShow it.\n```\n```{solution} ex-one\nThe secret solution.\n```\n"
     )
     (src / "requirements.txt").write_text("numpy==0.0.1  # a pin no environment has\nsphinx==7.4.7\n")
@@ -296,6 +297,16 @@ def test_the_pdf_prints_check_outputs_without_their_code(source):
     assert tex.count("checked") >= 6  # the outputs stay
     html = (build(source, "html") / "one.html").read_text()
     assert "print" in html and "code is in" not in html  # the HTML keeps the (folded) code
+
+
+def test_the_pdf_breaks_a_long_digest(source):
+    """A 64-character hash in inline code may break in the PDF (latex_layout.breakable_digests); the HTML
+    shows it as written."""
+    latex = build(source, "latex")
+    tex = "".join(p.read_text() for p in latex.glob("*.tex"))
+    assert r"1880aeda\allowbreak{}8ae751cd\allowbreak{}" in tex
+    html = (build(source, "html") / "repro.html").read_text()
+    assert "1880aeda8ae751cd14fd453b965f6a14f7f55eeb764925d78bc825acc05da58e" in html
 
 
 def test_the_pdf_titles_every_proof_box(source):

@@ -26,6 +26,11 @@ What a reader of the printed book does not need leaves the PDF:
 * the API reference's pages (the docstrings, signatures and members of every module; the index
   page keeps its overview tables and says where the reference is).
 
+A long hexadecimal digest in inline code (the registration's SHA-256 hashes: 64 characters, wider
+than the text is long with the words before them) has no place where LaTeX may break it, and
+ran up to 79 pt into the margin; in the PDF it may break after every 8 characters (the HTML and the
+sources are untouched, the registered sections' text too).
+
 And what it needs is laid out for print: each part of ``_toc.yml`` (Foundations, Theory, ...)
 opens with ``\bookpart`` (``book/latex/booklayout.sty``: an entry in the contents and the
 page heads, no page of its own); the introduction is one chapter whose sections are the
@@ -34,6 +39,8 @@ statement or an exercise is set in one unbreakable box, so it never breaks after
 """
 
 from __future__ import annotations
+
+import re
 
 from docutils import nodes
 from sphinx import addnodes
@@ -244,6 +251,25 @@ def printed_phrases(app: Sphinx, doctree: nodes.document, fromdocname: str) -> N
             paragraph += nodes.Text(rewritten)
 
 
+DIGEST = re.compile(r"[0-9a-f]{32,}")
+"""Inline code that is a hexadecimal digest (a SHA-256 is 64 characters), set breakable in the PDF."""
+DIGEST_CHUNK = 8
+
+
+def breakable_digests(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    r"""In the PDF, let a hexadecimal digest in inline code (:data:`DIGEST`) break after every
+    :data:`DIGEST_CHUNK` characters: it is written as the inline code Sphinx writes, with ``\allowbreak``
+    between the chunks."""
+    if app.builder.format != "latex":
+        return
+    for literal in list(doctree.findall(nodes.literal)):
+        text = literal.astext()
+        if DIGEST.fullmatch(text):
+            chunks = [text[i : i + DIGEST_CHUNK] for i in range(0, len(text), DIGEST_CHUNK)]
+            code = "\\sphinxcode{\\sphinxupquote{" + "\\allowbreak{}".join(chunks) + "}}"
+            literal.replace_self(nodes.raw("", code, format="latex"))
+
+
 def setup(app: Sphinx):
     """Register the LaTeX layout with Sphinx."""
     app.connect("doctree-resolved", title_proofs)
@@ -255,4 +281,5 @@ def setup(app: Sphinx):
     app.connect("doctree-resolved", parts_in_contents_and_heads)
     app.connect("doctree-resolved", statements_kept_together)
     app.connect("doctree-resolved", printed_phrases)
+    app.connect("doctree-resolved", breakable_digests)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
