@@ -213,14 +213,22 @@ def tost_power(n: int, p10: float, p01: float, margin: float, level: float) -> f
         return float(_tost_p(np.array(0), np.array(0), n, margin) < level)
     low = int(scipy.stats.binom.ppf(_TAIL, n, total))
     high = int(scipy.stats.binom.isf(_TAIL, n, total))
-    power = 0.0
-    for discordant in range(max(0, low - 1), min(n, high + 1) + 1):
-        b = np.arange(discordant + 1)
-        rejected = _tost_p(b, discordant - b, n, margin) < level
-        if rejected.any():
-            power += scipy.stats.binom.pmf(discordant, n, total) * float(
-                scipy.stats.binom.pmf(b[rejected], discordant, p10 / total).sum()
-            )
+    # every table (D, b) of the range at once, then, per D in increasing order, the rejected b's pmfs summed in
+    # increasing b: the operations of a loop over D, so the same last bits as the designs' stored powers
+    discordant = np.arange(max(0, low - 1), min(n, high + 1) + 1)
+    sizes = discordant + 1
+    starts = np.cumsum(sizes) - sizes
+    each = np.repeat(discordant, sizes)
+    b = np.arange(sizes.sum()) - np.repeat(starts, sizes)
+    rejected = _tost_p(b, each - b, n, margin) < level
+    kept = np.add.reduceat(rejected.astype(np.int64), starts)  # rejected tables per D
+    pmfs = scipy.stats.binom.pmf(b[rejected], each[rejected], p10 / total)
+    weights = scipy.stats.binom.pmf(discordant, n, total)
+    power, at = 0.0, 0
+    for weight, count in zip(weights, kept, strict=True):
+        if count:
+            power += weight * float(pmfs[at : at + count].copy().sum())
+            at += count
     return float(power)
 
 
