@@ -733,6 +733,18 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("empirical_transformer",),
     ),
     M(
+        "transformer-first-positions-shifted",
+        "the first-position vectors one place late: the classification token takes the first letter's row",
+        "lagtheory/experiments/tasks/transformer/model.py",
+        "            x = x + self.positions[torch.arange(length, device=tokens.device).clamp(max=2)]",
+        "            x = x + self.positions[(torch.arange(length, device=tokens.device) + 1).clamp(max=2)]",
+        (
+            "tests/test_transformer.py::test_forward_matches_a_from_scratch_forward_and_ignores_padding",
+            "tests/test_transformer.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
         "hard-words-partner-shifted",
         "a minimal pair's changed letter written one position to the right",
         "lagtheory/experiments/tasks/transformer/languages.py",
