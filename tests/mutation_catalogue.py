@@ -876,6 +876,16 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/test_transformer_study.py::test_analyse_by_hand", "tests/test_transformer_study.py"),
         ("empirical_transformer",),
     ),
+    M(
+        "transformer-analysis-bonferroni-over-108",
+        "the registered transformer study's window intervals at the one-layer study's Bonferroni level, 0.05 / 108, "
+        "not 0.05 over its compared languages",
+        "lagtheory/experiments/confirmatory/transformer_analysis.py",
+        'found = window_outcome(joint, lag, design["rates"], cells=len(compared), resamples=resamples)',
+        'found = window_outcome(joint, lag, design["rates"], resamples=resamples)',
+        ("tests/test_transformer_study.py::test_analyse_by_hand", "tests/test_transformer_study.py"),
+        ("empirical_transformer",),
+    ),
     # h44: the transformer study's estimates (the chapter check: the score intervals and paired equivalence tests
     # recomputed from the likelihood, in empirical_transformer's Checks section)
     M(
