@@ -733,6 +733,18 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("empirical_transformer",),
     ),
     M(
+        "transformer-first-positions-shifted",
+        "the first-position vectors one place late: the classification token takes the first letter's row",
+        "lagtheory/experiments/tasks/transformer/model.py",
+        "            x = x + self.positions[torch.arange(length, device=tokens.device).clamp(max=2)]",
+        "            x = x + self.positions[(torch.arange(length, device=tokens.device) + 1).clamp(max=2)]",
+        (
+            "tests/test_transformer.py::test_forward_matches_a_from_scratch_forward_and_ignores_padding",
+            "tests/test_transformer.py",
+        ),
+        ("empirical_transformer",),
+    ),
+    M(
         "hard-words-partner-shifted",
         "a minimal pair's changed letter written one position to the right",
         "lagtheory/experiments/tasks/transformer/languages.py",
@@ -806,6 +818,73 @@ MUTATIONS: tuple[Mutation, ...] = (
         "    test = mcnemar_exact(d >= 0, d < 0)",
         ("tests/test_lag_study.py::test_a_comparison_counts_the_seeds_by_hand", "tests/test_lag_study.py"),
         ("lag",),
+    ),
+    # h48: the first registered studies' analyses (the chapter checks: the package's analysis of the committed record,
+    # run again in the chapter, must equal the committed analysis; confirmatory also recomputes (a)'s equivalence
+    # verdicts in integers)
+    M(
+        "confirmatory-loss-direction-flipped",
+        "the confirmatory analysis's (b) read the wrong way round: lag favoured by a higher loss (mean difference > 0)",
+        "lagtheory/experiments/confirmatory/analysis.py",
+        '            lag_favoured = o["mean"] < 0',
+        '            lag_favoured = o["mean"] > 0',
+        (
+            "tests/test_confirmatory_analysis.py::test_holm_families_and_verdicts_by_hand",
+            "tests/test_confirmatory_analysis.py",
+        ),
+        ("confirmatory",),
+    ),
+    M(
+        "confirmatory-estimable-off-by-one",
+        "(b) estimable only with more than 10 seeds where both succeed (the registration: at least 10)",
+        "lagtheory/experiments/confirmatory/analysis.py",
+        "    if n < MIN_BOTH_SUCCEED:",
+        "    if n <= MIN_BOTH_SUCCEED:",
+        (
+            "tests/test_confirmatory_analysis.py::test_ten_seeds_where_both_succeed_are_estimable",
+            "tests/test_confirmatory_analysis.py",
+        ),
+        ("confirmatory",),
+    ),
+    M(
+        "confirmatory-equivalence-not-adjusted",
+        "the equivalence verdicts decided on the p-values before Holm's adjustment",
+        "lagtheory/experiments/confirmatory/analysis.py",
+        '    adjusted_eq = holm([outcomes[c]["p_equivalence"] for c in tested])',
+        '    adjusted_eq = [outcomes[c]["p_equivalence"] for c in tested]',
+        (
+            "tests/test_confirmatory_analysis.py::test_equivalence_is_decided_after_holm",
+            "tests/test_confirmatory_analysis.py",
+        ),
+        ("confirmatory",),
+    ),
+    M(
+        "transformer-analysis-failure-direction",
+        "the registered transformer study's failure read as recognition: a seed where only lag fails counted for lag",
+        "lagtheory/experiments/confirmatory/transformer_analysis.py",
+        'family[language] = binary_outcome(joint, lag, lag_better_when=outcome == "recognition")',
+        'family[language] = binary_outcome(joint, lag, lag_better_when=outcome == "failure")',
+        ("tests/test_transformer_study.py::test_analyse_by_hand", "tests/test_transformer_study.py"),
+        ("empirical_transformer",),
+    ),
+    M(
+        "transformer-analysis-window-ratio-inverted",
+        "the registered transformer study's window ratio inverted: joint's width over lag's",
+        "lagtheory/experiments/confirmatory/transformer_analysis.py",
+        'found = window_outcome(joint, lag, design["rates"], cells=len(compared), resamples=resamples)',
+        'found = window_outcome(lag, joint, design["rates"], cells=len(compared), resamples=resamples)',
+        ("tests/test_transformer_study.py::test_analyse_by_hand", "tests/test_transformer_study.py"),
+        ("empirical_transformer",),
+    ),
+    M(
+        "transformer-analysis-bonferroni-over-108",
+        "the registered transformer study's window intervals at the one-layer study's Bonferroni level, 0.05 / 108, "
+        "not 0.05 over its compared languages",
+        "lagtheory/experiments/confirmatory/transformer_analysis.py",
+        'found = window_outcome(joint, lag, design["rates"], cells=len(compared), resamples=resamples)',
+        'found = window_outcome(joint, lag, design["rates"], resamples=resamples)',
+        ("tests/test_transformer_study.py::test_analyse_by_hand", "tests/test_transformer_study.py"),
+        ("empirical_transformer",),
     ),
     # h44: the transformer study's estimates (the chapter check: the score intervals and paired equivalence tests
     # recomputed from the likelihood, in empirical_transformer's Checks section)

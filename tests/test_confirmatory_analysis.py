@@ -50,6 +50,31 @@ def test_conditional_outcome_against_scipy():
     assert CA.conditional_outcome(list(joint), list(lag), few, np.zeros(30, bool)) == {"estimable": False, "n": 9}
 
 
+def test_ten_seeds_where_both_succeed_are_estimable():
+    # the registration: (b) needs at least 10 seeds where neither run fails; here exactly 10 of 12 (lag fails on
+    # seeds 0 and 1), with differences lag - joint of 0.1 on five seeds and 0.3 on five: mean 0.2
+    joint = [-1.0] * 12
+    lag = [None, None] + [-0.9] * 5 + [-0.7] * 5
+    lag_failed = [True, True] + [False] * 10
+    out = CA.conditional_outcome(joint, lag, [False] * 12, lag_failed)
+    assert out["estimable"] and out["n"] == 10
+    assert out["mean"] == pytest.approx(0.2, rel=1e-12)
+    joint_failed = [False, False, True] + [False] * 9  # one more seed out: 9
+    assert CA.conditional_outcome(joint, lag, joint_failed, lag_failed) == {"estimable": False, "n": 9}
+
+
+def test_equivalence_is_decided_after_holm():
+    # two cells, neither difference rejected; equivalence p 0.03 and 0.04 before adjustment, Holm: 2 x 0.03 = 0.06,
+    # then max(0.06, 1 x 0.04) = 0.06: neither is below 0.05, so both stay undetermined
+    outcomes = {
+        "a": {"p": 0.8, "p_equivalence": 0.03, "lag_better": 1, "joint_better": 2},
+        "b": {"p": 0.9, "p_equivalence": 0.04, "lag_better": 2, "joint_better": 1},
+    }
+    v = CA.family_verdicts(outcomes)
+    assert [v[c]["p_equivalence_adjusted"] for c in "ab"] == pytest.approx([0.06, 0.06], rel=1e-12)
+    assert [v[c]["verdict"] for c in "ab"] == ["undetermined", "undetermined"]
+
+
 def test_window_by_hand():
     rates = [0.01, 0.1, 1.0]
     # 10 seeds; joint succeeds at 0.01 on all and at 0.1 on 9 of 10 (exactly 90%: inside); lag at 0.1 and 1

@@ -279,7 +279,11 @@ def test_analyse_by_hand(monkeypatch):
             [start, start + 1, start + 2],
         )
     record = {"registration": stored, "seeds": list(range(6)), "units": units}
+    levels = []  # the Bonferroni family of each window: the registration's, over the compared languages (here 2)
+    window_outcome = A.window_outcome
+    monkeypatch.setattr(A, "window_outcome", lambda *a, **k: levels.append(k.get("cells")) or window_outcome(*a, **k))
     found = S.analyse(record, design, resamples=200)
+    assert levels == [2, 2]
     shared = found["outcomes"]["failure"]["shared"]
     assert (shared["L1"]["lag_better"], shared["L1"]["joint_better"]) == (0, 0)
     assert (shared["L2"]["lag_better"], shared["L2"]["joint_better"]) == (0, 6)
