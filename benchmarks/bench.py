@@ -537,7 +537,10 @@ MEMORY_CALLS = (
         "tail_expansion(PowerLaw(3), UniformCount(), 0.5, -3.0, 18.0, True, 1e-9, 1e-9, memory_budget={budget})",
     ),
     ("a step plan (step_plan)", "step_plan([output_only(20_000, 0.1)] * 4, memory_budget={budget})"),
-    ("the training loop (descend), numpy steps", "plain_descend(20_000, {budget})"),
+    (
+        "the training loop (descend), numpy steps",
+        "descend([output_only(20_000, 0.1)], *numpy_oracle(), memory_budget={budget})",
+    ),
     (
         "a mini-batch run (run_sampled; torch)",
         "run_sampled(output_only(3, 0.1), Data(PowerLaw(2.5), 'uniform', tol=1e-4), 200_000, 0, memory_budget={budget})",
@@ -556,9 +559,11 @@ MEMORY_CALLS = (
     ),
 )
 """Every public call that takes a ``memory_budget`` has a row (``tests/test_benchmark_script.py`` checks it), except
-``plan_fits``, which allocates nothing (it only asks whether a plan would fit), and the budget's own checks
-(``check_memory_budget``, ``require_memory``, ``require_sum_memory``). A torch row trains through the call's own
-optimiser path (``adam_step``: one step of Adam, the optimiser with the most state, on one string)."""
+those of :data:`MEMORY_EXEMPT`. A model's row trains it through the package's optimiser (``adam_step``: one step of
+Adam, the optimiser with the most state, on one string)."""
+MEMORY_EXEMPT = ("plan_fits", "check_memory_budget", "require_memory", "require_sum_memory")
+"""The public calls with a ``memory_budget`` and no row: ``plan_fits`` allocates nothing (it asks whether a plan
+would fit) and the other three are the budget's own checks."""
 
 MEMORY_SCRIPT = """
 import gc, sys, tracemalloc
@@ -586,7 +591,8 @@ def adam_step(model):
     optimiser.update(phases)
 
 
-def plain_descend(steps, budget):
+def numpy_oracle():
+    # (gradient oracle, optimiser) of descend on two numpy pairs: the gradients are ones, the losses zeros
     theta, u = np.zeros(2), np.zeros(2)
     optimiser = NumpyGradientDescent([[theta]], [[u]])
 
@@ -594,7 +600,7 @@ def plain_descend(steps, budget):
         optimiser.set_gradients([[np.ones(2)]], [[np.ones(2)]])
         return np.zeros(1)
 
-    return descend([output_only(steps, 0.1)], gradient, optimiser, memory_budget=budget)
+    return gradient, optimiser
 
 
 def accepted(budget):

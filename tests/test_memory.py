@@ -364,7 +364,7 @@ BOUNDED_CALLS = [
     "adam_step(ShallowTransformer(500_000, memory_budget={}))",
     "run_sampled(output_only(1, 0.1), Data(Geometric(10), tol=1e-4), 200_000, 0, memory_budget={})",
     "step_plan([output_only(20_000, 0.1)] * 4, memory_budget={})",
-    "plain_descend(20_000, {})",
+    "descend([output_only(20_000, 0.1)], *numpy_oracle(), memory_budget={})",
 ]
 
 BOUNDED = """
@@ -385,7 +385,8 @@ def adam_step(model):
     optimiser.update(phases)
 
 
-def plain_descend(steps, budget):
+def numpy_oracle():
+    # (gradient oracle, optimiser) of descend on two numpy pairs: the gradients are ones, the losses zeros
     theta, u = np.zeros(2), np.zeros(2)
     optimiser = NumpyGradientDescent([[theta]], [[u]])
 
@@ -393,7 +394,7 @@ def plain_descend(steps, budget):
         optimiser.set_gradients([[np.ones(2)]], [[np.ones(2)]])
         return np.zeros(1)
 
-    return descend([output_only(steps, 0.1)], gradient, optimiser, memory_budget=budget)
+    return gradient, optimiser
 
 
 def status(key):
