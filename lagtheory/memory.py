@@ -8,9 +8,11 @@ estimates the bytes it will allocate *before* it allocates them, and refuses wit
 in which the call fits, so that a call that would exhaust the machine's memory fails at once and
 clearly instead of after minutes with a bare ``MemoryError``.
 
-The estimates are upper bounds: bytes per element (a string, a step, a draw) measured with
-``tracemalloc`` at the peak of the call, rounded up (the constants beside each call say what
-they count).
+The estimates are upper bounds: bytes per element (a string, a step, a draw, a parameter) measured
+at the peak of the call, rounded up (the constants beside each call say what they count), with
+``tracemalloc`` for what numpy and Python allocate and, for torch's tensors (which ``tracemalloc``
+does not see), with the growth of the resident set's peak over the call (``benchmarks/bench.py``'s
+memory rows, ``tests/test_memory.py``).
 """
 
 from __future__ import annotations

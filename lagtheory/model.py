@@ -38,9 +38,14 @@ from ._validation import check_integer, check_positive, check_scaling
 from .count_forward import linear_readout, pooled_from_counts, score_scale
 from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 
-PARAMETER_BYTES = 32
-"""Bytes per trained number (the float64 parameter, its gradient and an optimiser's two buffers):
-the estimate :class:`ShallowTransformer` compares with its ``memory_budget``."""
+PARAMETER_BYTES = 56
+"""Bytes per trained number while the model trains on a batch of one string (seven float64: the parameter,
+its gradient, Adam's two moments, and up to three parameter-sized temporaries of the backward pass and the
+step), an upper bound: one step of Adam on one string peaks at 40 to 48 bytes per number (the resident set's
+growth, benchmarks/bench.py's memory rows; tests/test_memory.py), one of SGD at 22 to 32. The
+estimate :class:`ShallowTransformer` compares with its ``memory_budget``; a batch's own tensors (each
+intermediate of :meth:`~ShallowTransformer.forward_counts` is batch by ``vocab_size``) are its caller's to count
+(:func:`lagtheory.sampled.run_sampled`)."""
 
 _READOUTS = ("linear", "ffn")
 _INITIALISATIONS = ("zero", "symmetric", "random")
@@ -63,9 +68,10 @@ class ShallowTransformer(torch.nn.Module):
     first_position_score : bool, optional
         Whether position 1 carries the learnable extra score ``s`` (the marker for FIRST).
     memory_budget : int, optional
-        The most bytes the parameters may take with their gradients and optimiser state,
-        ``PARAMETER_BYTES`` each (:data:`lagtheory.memory.MEMORY_BUDGET` by default); refused before
-        anything is allocated, naming ``vocab_size`` and ``hidden``. Keyword only.
+        The most bytes the parameters may take while they train on one string, with their gradients,
+        Adam's state and a step's temporaries, ``PARAMETER_BYTES`` each
+        (:data:`lagtheory.memory.MEMORY_BUDGET` by default); refused before anything is allocated, naming
+        ``vocab_size`` and ``hidden``. Keyword only.
 
     Raises
     ------

@@ -23,7 +23,7 @@ from .data import Data, check_data
 from .memory import MEMORY_BUDGET, check_memory_budget
 from .population import Population, _population_trusted
 from .schedules import Phase, check_phases
-from .training import NumpyGradientDescent, Trajectory, TrajectoryRecorder, descend
+from .training import RECORD_STEP_BYTES, NumpyGradientDescent, Trajectory, TrajectoryRecorder, descend
 
 
 # sampled.run_sampled repeats these keyword arguments on purpose: its counterpart with a batch size and a seed.
@@ -94,6 +94,6 @@ def run_schedule(
         optimiser.set_gradients([[state.grad_theta]], [[state.grad_u]])
         return np.array([state.loss])
 
-    descend([phases], gradient, optimiser, memory_budget=memory_budget)
+    descend([phases], gradient, optimiser, memory_budget=memory_budget, kept_per_step=RECORD_STEP_BYTES)
     recorder.record(theta, u, exact().loss)
     return recorder.trajectory(phases)

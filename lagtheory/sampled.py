@@ -51,7 +51,7 @@ from .losses import logistic_loss
 from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 from .model import ShallowTransformer
 from .schedules import Phase, check_phases
-from .training import TorchGroupOptimiser, Trajectory, TrajectoryRecorder, descend
+from .training import RECORD_STEP_BYTES, TorchGroupOptimiser, Trajectory, TrajectoryRecorder, descend
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,12 @@ BATCH_BYTES = 80
 """Bytes per string of a batch of :meth:`DataSampler.sample` (its labels, lengths, counts and the
 uniforms they are drawn from; measured with tracemalloc, about 50), an upper bound: the estimate
 compared with ``memory_budget``."""
+STEP_STRING_BYTES = 128
+"""Bytes per string of one step of :func:`run_sampled`: the batch (``BATCH_BYTES``) and torch's forward and
+backward on it (a few float64 per string for each intermediate of ``forward_counts`` and the loss), an upper
+bound: measured 104 (the resident set's peak growth over a step on 1e6 strings; tracemalloc does not see
+torch's allocations, benchmarks/bench.py's memory rows). The estimate :func:`run_sampled` compares with its
+``memory_budget``."""
 COUNT_CDF_BYTES = 16
 """Bytes per possible count k of a length whose count law :meth:`DataSampler.sample` keeps (k and
 the cumulative sums); building it takes the count law's ``table_bytes`` per k for a moment."""
@@ -255,9 +261,10 @@ def run_sampled(
     max_length : int, optional
         The longest length of the exact recognition verdicts.
     memory_budget : int, optional
-        The most bytes the run's record (:func:`lagtheory.schedules.step_plan`) and each batch
-        (:class:`DataSampler`) may take (:data:`lagtheory.memory.MEMORY_BUDGET` by default);
-        refused before anything is allocated, naming the argument that drives it.
+        The most bytes the run's record (:func:`lagtheory.training.descend`, ``RECORD_STEP_BYTES`` a
+        step), each step on a batch (``STEP_STRING_BYTES`` a string) and each batch's count laws
+        (:class:`DataSampler`) may take (:data:`lagtheory.memory.MEMORY_BUDGET` by default); refused
+        before anything is allocated, naming the argument that drives it.
 
     Returns
     -------
@@ -274,6 +281,12 @@ def run_sampled(
     u = check_parameter_vector(u0, "u0")
     check_scaling(scaling)
     sampler = DataSampler(data, memory_budget=memory_budget)  # batches and the step plan check their memory
+    require_memory(
+        batch_size * STEP_STRING_BYTES,
+        sampler.memory_budget,
+        f"a step on batch_size = {batch_size} strings (the batch, the model's forward and backward on it)",
+        f"batch_size <= {sampler.memory_budget // STEP_STRING_BYTES:.3g}",
+    )
     rng = np.random.default_rng(int(seed))
 
     model = ShallowTransformer(vocab_size=2, readout="linear", scaling=scaling)
@@ -293,7 +306,7 @@ def run_sampled(
         record(loss.item())
         return np.array([loss.item()])
 
-    descend([phases], gradient, optimiser, memory_budget=sampler.memory_budget)
+    descend([phases], gradient, optimiser, memory_budget=sampler.memory_budget, kept_per_step=RECORD_STEP_BYTES)
     batch = sampler.sample(batch_size, rng)
     with torch.no_grad():
         record(batch_loss(model, batch.counts, batch.labels).item())

@@ -540,16 +540,19 @@ def check_phases(phases: object, name: str = "phases") -> list[Phase]:
     return phases
 
 
-STEP_BYTES = 1024
-"""Bytes per step that a run keeps whatever its number of schedules (the row of :func:`step_plan`,
-the array of its losses and the recorded point of :class:`lagtheory.training.TrajectoryRecorder`:
-about 600), an upper bound; with ``SCHEDULE_STEP_BYTES`` per schedule and step, the estimate
-:func:`step_plan` compares with its ``memory_budget``."""
-SCHEDULE_STEP_BYTES = 16
-"""Bytes per schedule and step of a plan's row and its loss (a reference and a float64)."""
+STEP_BYTES = 64
+"""Bytes per step of a plan of :func:`step_plan` whatever its number of schedules (its row's tuple and the
+list's reference to it), an upper bound: measured 48 (tracemalloc; benchmarks/bench.py's memory rows). With
+``SCHEDULE_STEP_BYTES`` per schedule and step, the estimate :func:`step_plan` compares with its
+``memory_budget``."""
+SCHEDULE_STEP_BYTES = 24
+"""Bytes per schedule and step of a plan (the row's reference and the list of each schedule's steps while the
+rows are built), an upper bound: measured 16."""
 
 
-def step_plan(schedules: list[list[Phase]], *, memory_budget: int = MEMORY_BUDGET) -> list[tuple[Phase | None, ...]]:
+def step_plan(
+    schedules: list[list[Phase]], *, memory_budget: int = MEMORY_BUDGET, kept_per_step: int = 0
+) -> list[tuple[Phase | None, ...]]:
     """Step by step, the phase of each schedule (None once a schedule has finished):
     row i holds the phases that step i of every schedule belongs to.
 
@@ -558,9 +561,12 @@ def step_plan(schedules: list[list[Phase]], *, memory_budget: int = MEMORY_BUDGE
     schedules : list of list of Phase
         A non-empty list of schedules.
     memory_budget : int, optional
-        The most bytes the plan and what a run keeps per step may take, ``STEP_BYTES`` a step and
-        ``SCHEDULE_STEP_BYTES`` a step of each schedule (:data:`lagtheory.memory.MEMORY_BUDGET` by
+        The most bytes the plan, ``STEP_BYTES`` a step and ``SCHEDULE_STEP_BYTES`` a step of each schedule,
+        and what its caller keeps per step may take (:data:`lagtheory.memory.MEMORY_BUDGET` by
         default). Keyword only.
+    kept_per_step : int, optional
+        The bytes the caller keeps per step beside the plan (a run's losses and recorded points:
+        :func:`lagtheory.training.descend`), >= 0; 0 by default (the plan alone). Keyword only.
 
     Returns
     -------
@@ -577,11 +583,13 @@ def step_plan(schedules: list[list[Phase]], *, memory_budget: int = MEMORY_BUDGE
         raise ValueError("schedules must be a non-empty list of lists of Phase objects")
     longest = max(sum(phase.steps for phase in check_phases(phases, "schedules[i]")) for phases in schedules)
     memory_budget = check_memory_budget(memory_budget)
+    check_integer(kept_per_step, "kept_per_step", minimum=0)
+    per_step = STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules) + kept_per_step
     require_memory(
-        longest * (STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules)),
+        longest * per_step,
         memory_budget,
         f"a run of {longest:.3g} steps of {len(schedules)} schedule(s) (the steps of its phases)",
-        f"at most {memory_budget // (STEP_BYTES + SCHEDULE_STEP_BYTES * len(schedules)):.3g} steps",
+        f"at most {memory_budget // per_step:.3g} steps",
     )
     per_schedule = [
         [phase for phase in check_phases(phases, "schedules[i]") for _ in range(phase.steps)] for phases in schedules

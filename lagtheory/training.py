@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from ._validation import check_scaling
+from ._validation import check_integer, check_scaling
 from .exact_recognition import _recognition_trusted, check_max_length
 from .memory import MEMORY_BUDGET
 from .schedules import Phase, check_phases, step_plan
@@ -40,6 +40,18 @@ from .schedules import Phase, check_phases, step_plan
 OPTIMISERS = ("sgd", "adam")
 """The optimisers of the torch training loop (:class:`TorchGroupOptimiser`); the studies compare both
 (:class:`lagtheory.experiments.exploratory.design.Study`)."""
+
+LOSS_STEP_BYTES = 160
+"""Bytes per step of the losses :func:`descend` keeps (the oracle's array and the list's reference to it),
+an upper bound: with ``LOSS_SCHEDULE_BYTES`` per schedule, 152 + 8 per schedule measured (tracemalloc;
+benchmarks/bench.py's memory rows). Added to the plan's bytes (:func:`lagtheory.schedules.step_plan`)."""
+LOSS_SCHEDULE_BYTES = 16
+"""Bytes per schedule and step of the losses :func:`descend` keeps and returns (a float64 in the oracle's array
+and one in the returned array)."""
+RECORD_STEP_BYTES = 448
+"""Bytes per step of a :class:`TrajectoryRecorder`'s point (two float64 pairs as arrays, the loss, the horizon and
+the verdict), an upper bound: a population run keeps 320 a step beside the plan and the losses (measured with
+tracemalloc, 545 a step in all over 1e5 steps)."""
 
 GradientOracle = Callable[[int, tuple[Phase | None, ...]], NDArray[np.float64]]
 """(step, the phase of each schedule) -> the loss of each schedule at the current parameters,
@@ -76,6 +88,7 @@ def descend(
     allow_non_finite: bool = False,
     *,
     memory_budget: int = MEMORY_BUDGET,
+    kept_per_step: int = 0,
 ) -> NDArray[np.float64]:
     """Run the schedules in lock-step; return the losses the oracle reported, shape (steps, schedules, ...).
 
@@ -98,9 +111,12 @@ def descend(
     allow_non_finite : bool, optional
         Record a non-finite loss instead of raising.
     memory_budget : int, optional
-        The most bytes the step plan and the per-step record may take
-        (:func:`lagtheory.schedules.step_plan`; :data:`lagtheory.memory.MEMORY_BUDGET` by default).
-        Keyword only.
+        The most bytes the step plan (:func:`lagtheory.schedules.step_plan`), the losses
+        (``LOSS_STEP_BYTES`` a step and ``LOSS_SCHEDULE_BYTES`` a step of each schedule) and what the
+        oracle keeps per step may take (:data:`lagtheory.memory.MEMORY_BUDGET` by default). Keyword only.
+    kept_per_step : int, optional
+        The bytes the gradient oracle keeps per step (``RECORD_STEP_BYTES`` for a
+        :class:`TrajectoryRecorder`'s point), >= 0; 0 by default. Keyword only.
 
     Returns
     -------
@@ -114,7 +130,9 @@ def descend(
         running schedule's loss is not finite; before anything is allocated, when the steps would
         need more than ``memory_budget``.
     """
-    plan = step_plan(schedules, memory_budget=memory_budget)
+    check_integer(kept_per_step, "kept_per_step", minimum=0)
+    losses_per_step = LOSS_STEP_BYTES + LOSS_SCHEDULE_BYTES * (len(schedules) if isinstance(schedules, list) else 0)
+    plan = step_plan(schedules, memory_budget=memory_budget, kept_per_step=losses_per_step + kept_per_step)
     losses = []
     for step, phases in enumerate(plan):
         loss = np.asarray(gradient(step, phases), dtype=np.float64)

@@ -6,18 +6,21 @@ Three kinds of test: the calls that once died with a bare MemoryError (or would)
 interpreter whose address space may grow by only 256 MiB past what its imports hold (each call
 would need 4 GiB or more), must be refused clearly, so the refusal comes before any large
 allocation; a refusal allocates (almost) nothing; and the estimates are upper bounds, so a call
-let through by a budget stays within it (tracemalloc's peak). No test here times anything: how
-long a refusal takes is measured in benchmarks/bench.py."""
+let through by a budget stays within it (tracemalloc's peak, and for torch's tensors, which
+tracemalloc does not see, the resident set's peak), and within twice the peak. No test here times
+anything: how long a refusal takes is measured in benchmarks/bench.py."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
 import textwrap
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -349,3 +352,96 @@ def test_a_call_that_fits_in_half_its_budget_is_never_refused():
     assert completed.returncode == 0, completed.stderr[-3000:]
     for call, (peak, refusal) in zip(FITTING_CALLS, json.loads(completed.stdout.splitlines()[-1]), strict=True):
         assert not refusal, (call, size_text(peak), refusal)
+
+
+# The estimates of the calls whose memory tracemalloc cannot see (torch's tensors) or that keep many small objects:
+# each call's measured peak is the larger of tracemalloc's peak and the growth of the resident set's peak (VmHWM,
+# reset through /proc/self/clear_refs), in a fresh interpreter after a warm-up call, with glibc mapping every block
+# over 64 KiB on its own (so a block freed by the warm-up is not reused unseen). The estimate bounds the peak (a
+# budget one byte below it refuses the call) and is within twice it (a budget of twice the peak lets it through).
+BOUNDED_CALLS = [
+    "adam_step(ShallowTransformer(20_000, 'ffn', 32, memory_budget={}))",
+    "adam_step(ShallowTransformer(2, 'ffn', 200_000, memory_budget={}))",
+    "adam_step(ShallowTransformer(500_000, memory_budget={}))",
+    "run_sampled(output_only(1, 0.1), Data(Geometric(10), tol=1e-4), 200_000, 0, memory_budget={})",
+    "step_plan([output_only(20_000, 0.1)] * 4, memory_budget={})",
+    "descend([output_only(20_000, 0.1)], *numpy_oracle(), memory_budget={})",
+]
+
+BOUNDED = """
+import gc, json, sys, tracemalloc
+import numpy as np
+import torch
+from lagtheory import Data, Geometric, ShallowTransformer
+from lagtheory.sampled import run_sampled
+from lagtheory.schedules import joint, output_only, step_plan
+from lagtheory.training import NumpyGradientDescent, TorchGroupOptimiser, descend
+torch.set_num_threads(1)
+
+
+def adam_step(model):
+    optimiser = TorchGroupOptimiser([model.attention_parameters()], [model.output_parameters()], kind="adam")
+    phases = (joint(1, 0.1)[0],)
+    optimiser.backward(model.forward_counts(torch.ones((1, model.vocab_size), dtype=torch.float64)).sum(), phases)
+    optimiser.update(phases)
+
+
+def numpy_oracle():
+    # (gradient oracle, optimiser) of descend on two numpy pairs: the gradients are ones, the losses zeros
+    theta, u = np.zeros(2), np.zeros(2)
+    optimiser = NumpyGradientDescent([[theta]], [[u]])
+
+    def gradient(step, phases):
+        optimiser.set_gradients([[np.ones(2)]], [[np.ones(2)]])
+        return np.zeros(1)
+
+    return gradient, optimiser
+
+
+def status(key):
+    with open("/proc/self/status") as lines:
+        return next(int(line.split()[1]) * 1024 for line in lines if line.startswith(key + ":"))
+
+
+def refusal(call, budget):
+    try:
+        eval(call.format(budget))
+        return ""
+    except ValueError as error:
+        return str(error)
+
+
+results = []
+for call in json.loads(sys.argv[1]):
+    eval(call.format(2**31))  # warm-up: caches and first-call allocations
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # the resident set's peak, VmHWM, back to the resident set now
+    resident = status("VmRSS")
+    eval(call.format(2**31))
+    resident = status("VmHWM") - resident
+    tracemalloc.start()
+    eval(call.format(2**31))
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    peak = max(resident, traced)
+    results.append([peak, refusal(call, peak - 1), refusal(call, 2 * peak)])
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/clear_refs").exists(), reason="the resident set's peak is read from Linux's /proc"
+)
+def test_torch_and_step_estimates_bound_the_resident_peak_within_twice():
+    completed = subprocess.run(
+        [sys.executable, "-c", BOUNDED, json.dumps(BOUNDED_CALLS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "MALLOC_MMAP_THRESHOLD_": str(64 * 2**10)},
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    for call, (peak, below, twice) in zip(BOUNDED_CALLS, json.loads(completed.stdout.splitlines()[-1]), strict=True):
+        assert "memory_budget" in below, (call, size_text(peak), "let through one byte below its peak", below)
+        assert not twice, (call, size_text(peak), twice)
