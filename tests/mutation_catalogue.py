@@ -882,7 +882,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "not 0.05 over its compared languages",
         "lagtheory/experiments/confirmatory/transformer_analysis.py",
         'found = window_outcome(joint, lag, design["rates"], cells=len(compared), resamples=resamples)',
-        'found = window_outcome(joint, lag, design["rates"], resamples=resamples)',
+        'found = window_outcome(joint, lag, design["rates"], cells=108, resamples=resamples)',
         ("tests/test_transformer_study.py::test_analyse_by_hand", "tests/test_transformer_study.py"),
         ("empirical_transformer",),
     ),

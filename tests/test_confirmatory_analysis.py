@@ -89,10 +89,10 @@ def test_window_by_hand():
     # lag's window never changes; joint's loses 0.1 in a resample with the failing seed twice or more, and
     # gains nothing: every resampled ratio is 1 or 2
     assert set(out["interval_bonferroni"]) <= {1.0, 2.0} and CA.window_verdict(out) == "undetermined"
-    only_lag = CA.window_outcome(np.ones((3, 10), bool), lag, rates, resamples=1000)
+    only_lag = CA.window_outcome(np.ones((3, 10), bool), lag, rates, cells=108, resamples=1000)
     assert only_lag["ratio"] == math.inf and only_lag["interval_bonferroni"] == [math.inf, math.inf]
     assert CA.window_verdict(only_lag) == "helps"
-    neither = CA.window_outcome(np.ones((3, 10), bool), np.ones((3, 10), bool), rates, resamples=1000)
+    neither = CA.window_outcome(np.ones((3, 10), bool), np.ones((3, 10), bool), rates, cells=108, resamples=1000)
     assert neither["ratio"] is None and CA.window_verdict(neither) == "neither"
 
 

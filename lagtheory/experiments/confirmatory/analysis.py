@@ -251,7 +251,8 @@ def window_outcome(
     joint_failed: ArrayLike,
     lag_failed: ArrayLike,
     rates: Sequence[float],
-    cells: int = 108,
+    *,
+    cells: int,
     resamples: int = WINDOW_RESAMPLES,
 ) -> dict[str, Any]:
     """(c) of one cell and accounting: ``joint_failed`` and ``lag_failed`` (rates, seeds) the failure indicators
@@ -266,8 +267,9 @@ def window_outcome(
         The failure indicators of joint's and lag's runs, (rates, seeds), the same shape.
     rates : sequence of float
         The grid's base rates, in the order of the first axis.
-    cells : int, optional
-        The cells of the family, which set Bonferroni's level (default 108).
+    cells : int
+        The cells of the family, which set Bonferroni's level 0.05 / ``cells`` (no default: the one-layer
+        study's 108 and the transformer study's compared languages are different families).
     resamples : int, optional
         Bootstrap resamples of the seeds, at least 1 (default :data:`WINDOW_RESAMPLES`).
 
