@@ -635,6 +635,19 @@ MUTATIONS: tuple[Mutation, ...] = (
         ),
         ("threshold", "setting"),
     ),
+    # h46: the certified population gradient (lem-gradients), caught only by the chapter's direct enclosures
+    M(
+        "certified-gradient-drops-the-last-length",
+        "the certified population gradient sums the lengths n < N instead of n <= N (its tail bound still from N)",
+        "lagtheory/certified/representation.py",
+        "    for n in range(1, terms + 1):\n",
+        "    for n in range(1, terms):\n",
+        (
+            "tests/test_certified.py::test_population_gradient_is_the_derivative_of_the_loss",
+            "tests/test_certified.py",
+        ),
+        ("representation",),
+    ),
     M(
         "several-b-loss-upper-end",
         "the several-b certificate's lower bound of the loss taken at its ball's upper end",
