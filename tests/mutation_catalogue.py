@@ -650,6 +650,15 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("representation",),
     ),
     M(
+        "certified-tail-terms-log-bound-dropped",
+        "the enclosed tails of thm-tail-expansion leave out the bound on the log-weighted lengths past the last summed",
+        "lagtheory/certified/tail_expansion.py",
+        "    bounds = (loss_bound * rest, rest, rest, rest_log)\n",
+        "    bounds = (loss_bound * rest, rest, rest, 0 * rest_log)\n",
+        ("tests/test_certified.py::test_power_law_tail_terms_one_b_against_mpmath", "tests/test_certified.py"),
+        ("setting",),
+    ),
+    M(
         "several-b-loss-upper-end",
         "the several-b certificate's lower bound of the loss taken at its ball's upper end",
         "lagtheory/certified/generalisations.py",
