@@ -635,6 +635,29 @@ MUTATIONS: tuple[Mutation, ...] = (
         ),
         ("threshold", "setting"),
     ),
+    # h46: the certified population gradient (lem-gradients): the chapter's direct enclosures catch it, and the
+    # unit test of its ends (the test of the derivative, at a 1e-35 tolerance, does not)
+    M(
+        "certified-gradient-drops-the-last-length",
+        "the certified population gradient sums the lengths n < N instead of n <= N (its tail bound still from N)",
+        "lagtheory/certified/representation.py",
+        "    for n in range(1, terms + 1):\n",
+        "    for n in range(1, terms):\n",
+        (
+            "tests/test_certified.py::test_population_gradient_loss_runs_from_the_partial_sum_to_its_tail_bound",
+            "tests/test_certified.py",
+        ),
+        ("representation",),
+    ),
+    M(
+        "certified-tail-terms-log-bound-dropped",
+        "the enclosed tails of thm-tail-expansion leave out the bound on the log-weighted lengths past the last summed",
+        "lagtheory/certified/tail_expansion.py",
+        "    bounds = (loss_bound * rest, rest, rest, rest_log)\n",
+        "    bounds = (loss_bound * rest, rest, rest, 0 * rest_log)\n",
+        ("tests/test_certified.py::test_power_law_tail_terms_one_b_against_mpmath", "tests/test_certified.py"),
+        ("setting",),
+    ),
     M(
         "several-b-loss-upper-end",
         "the several-b certificate's lower bound of the loss taken at its ball's upper end",

@@ -408,6 +408,33 @@ def test_population_gradient_is_the_derivative_of_the_loss(counts, q, prior, sto
     assert not grad.grad_u_a.overlaps(arb(mpmath.nstr(d_a * (1 + mpmath.mpf(10) ** -20), 45)))
 
 
+@pytest.mark.parametrize("counts,terms", [("one-b", 40), ("uniform", 30)])
+def test_population_gradient_loss_runs_from_the_partial_sum_to_its_tail_bound(counts, terms):
+    """The loss ball of lem-gradients' certificate is the sum over the lengths n <= terms (mpmath, the weight
+    written out in _mp_loss) plus [0, rho l(min u) P(n > terms)], to 1e-8 (a ball keeps its radius to about 30
+    bits, so its ends are that much wider than the interval it encloses): a length left out moves its lower end by
+    rho pi(terms) l(f) > 1e-4."""
+    t, u_a, u_b, q = 0.7, -1.3, 0.4, Fraction(1, 10)
+    kappa = None if counts == "one-b" else C.kappa_uniform
+    grad = C.population_gradient(
+        t,
+        (u_a, u_b),
+        lambda n: C.geometric_pmf(n, q),
+        lambda N: C.geometric_tail(N, q),
+        lambda N: C.geometric_log_tail(N, q),
+        terms,
+        kappa,
+        Fraction(3, 10),
+    )
+    with mpmath.workdps(60):
+        q_mp, prior = mpmath.mpf(1) / 10, mpmath.mpf(3) / 10
+        partial = _mp_loss(t, u_a, u_b, q_mp, prior, counts, terms)
+        with_bound = partial + prior * mpmath.log(1 + mpmath.exp(-min(u_a, u_b))) * (1 - q_mp) ** terms
+    low, high = C.ends(grad.loss)
+    assert low <= C.mp_fraction(partial) < low + Fraction(1, 10**8)
+    assert high - Fraction(1, 10**8) < C.mp_fraction(with_bound) <= high
+
+
 def test_population_gradient_power_law_and_zero_attention_gradient():
     s = 4
     pmf = lambda n: C.power_law_pmf(n, s)  # noqa: E731
