@@ -39,9 +39,9 @@ from .count_forward import linear_readout, pooled_from_counts, score_scale
 from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
 
 PARAMETER_BYTES = 56
-"""Bytes per trained number while the model trains on a batch of one string (seven float64: the parameter,
+"""Bytes per trained number while the model trains on a batch of one string, seven float64 (the parameter,
 its gradient, Adam's two moments, and up to three parameter-sized temporaries of the backward pass and the
-step), an upper bound: one step of Adam on one string peaks at 40 to 48 bytes per number (the resident set's
+step), an upper bound. One step of Adam on one string peaks at 40 to 48 bytes per number (the resident set's
 growth, benchmarks/bench.py's memory rows; tests/test_memory.py), one of SGD at 22 to 32. The
 estimate :class:`ShallowTransformer` compares with its ``memory_budget``; a batch's own tensors (each
 intermediate of :meth:`~ShallowTransformer.forward_counts` is batch by ``vocab_size``) are its caller's to count
