@@ -206,6 +206,18 @@ for (const table of (document.querySelector("article.bd-article") || document.bo
     if (table.scrollWidth > 2 * box.clientWidth + 1)
         found.push(`table wider than two ${width} px phone screens (${table.scrollWidth} px in a ${box.clientWidth} px column): "${(table.textContent || "").trim().replace(/\s+/g, " ").slice(0, 60)}"`);
 }
+// Inline mathematics scrolls in its own box on a phone (lagtheory.css) only when it is longer than the line:
+// a formula that fits must show no scroll bar (MathJax's hidden assistive MathML, wider than the formula, gave
+// short formulas scroll bars).
+for (const math of document.querySelectorAll('article.bd-article mjx-container:not([display="true"])')) {
+    let line = math.parentElement;  // the block whose width bounds the formula's box (max-width: 100%)
+    while (line && !["block", "list-item", "table-cell"].includes(getComputedStyle(line).display)) line = line.parentElement;
+    const style = getComputedStyle(line);
+    const room = line.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const o = getComputedStyle(math).overflowX;
+    if ((o === "auto" || o === "scroll") && math.scrollWidth > math.clientWidth + 1 && math.getBoundingClientRect().width < room - 1)
+        found.push(`inline math shows a scroll bar though it fits the line (${math.scrollWidth} px in a ${math.clientWidth} px box): "${(math.textContent || "").trim().slice(0, 40)}"`);
+}
 const over = document.documentElement.scrollWidth - width;
 if (over <= 1) return found;
 function inScroller(el) {  // or in a fixed box (the theme's drawers: off the screen until opened)
