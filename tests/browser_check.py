@@ -444,15 +444,15 @@ function ratio(a, b) {
     const x = luminance(a), y = luminance(b);
     return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
 }
+const backdrops = new Map();  // each element's composite once: a page has tens of thousands of elements
 function backdrop(el) {
-    const chain = [];
-    for (let a = el; a; a = a.parentElement) chain.unshift(a);
-    let colour = [255, 255, 255, 1];
-    for (const a of chain) {
-        const c = rgba(getComputedStyle(a).backgroundColor);
-        if (c && c[3] > 0) colour = over(c, colour);
+    if (!el) return [255, 255, 255, 1];
+    if (!backdrops.has(el)) {
+        const below = backdrop(el.parentElement);
+        const c = rgba(getComputedStyle(el).backgroundColor);
+        backdrops.set(el, c && c[3] > 0 ? over(c, below) : below);
     }
-    return colour;
+    return backdrops.get(el);
 }
 const SHAPES = new Set(["rect", "path", "circle", "ellipse", "polygon"]);
 function underSvgText(text) {
@@ -487,9 +487,8 @@ for (const text of article.querySelectorAll("svg text")) {
     report("SVG text", text, over(fill, behind), behind);
 }
 for (const el of article.querySelectorAll("*")) {
-    if (el.closest("svg") || !el.checkVisibility(SEEN)) continue;
     const own = [...el.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
-    if (!own) continue;
+    if (!own || el.closest("svg") || !el.checkVisibility(SEEN)) continue;
     const behind = backdrop(el);
     const colour = rgba(getComputedStyle(el).color);
     if (colour) report("text", el, over(colour, behind), behind);
