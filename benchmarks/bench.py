@@ -583,26 +583,6 @@ rng = np.random.default_rng(0)
 call = sys.argv[1]
 
 
-def adam_step(model):
-    # one step of Adam on a one-string batch through the package's optimiser (the gradient, Adam's moments)
-    optimiser = TorchGroupOptimiser([model.attention_parameters()], [model.output_parameters()], kind='adam')
-    phases = (joint(1, 0.1)[0],)
-    optimiser.backward(model.forward_counts(torch.ones((1, model.vocab_size), dtype=torch.float64)).sum(), phases)
-    optimiser.update(phases)
-
-
-def numpy_oracle():
-    # (gradient oracle, optimiser) of descend on two numpy pairs: the gradients are ones, the losses zeros
-    theta, u = np.zeros(2), np.zeros(2)
-    optimiser = NumpyGradientDescent([[theta]], [[u]])
-
-    def gradient(step, phases):
-        optimiser.set_gradients([[np.ones(2)]], [[np.ones(2)]])
-        return np.zeros(1)
-
-    return gradient, optimiser
-
-
 def accepted(budget):
     try:
         eval(call.format(budget=budget))
@@ -613,50 +593,34 @@ def accepted(budget):
         return False
 
 
-def status(key):
-    with open("/proc/self/status") as lines:
-        return next(int(line.split()[1]) * 1024 for line in lines if line.startswith(key + ":"))
-
-
 # the smallest budget the call is let through with (to 1 percent), by bisection in log scale: its estimate
 low, high = 1, 2**31
 assert accepted(high) and not accepted(low)
 while high > 1.01 * low:
     middle = int((low * high) ** 0.5)
     low, high = (low, middle) if accepted(middle) else (middle, high)
-eval(call.format(budget=high))  # warm-up: caches and first-call allocations
-# the growth of the resident set's peak over the call (VmHWM reset by /proc/self/clear_refs): sees torch's
-# allocations, which tracemalloc does not; exact to a page with the allocations over 64 KiB mapped and unmapped
-# one by one (MALLOC_MMAP_THRESHOLD_ in the environment) rather than reused from the heap
-gc.collect()
-with open("/proc/self/clear_refs", "w") as clear:
-    clear.write("5")
-resident = status("VmRSS")
-eval(call.format(budget=high))
-resident = status("VmHWM") - resident
-tracemalloc.start()
-eval(call.format(budget=high))
-print(high, tracemalloc.get_traced_memory()[1], resident)
+resident, traced = peaks(lambda: eval(call.format(budget=high)))  # tests/test_memory.py's PEAK_PROBE
+print(high, traced, resident)
 """
-
-MEMORY_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(64 * 2**10)}
-"""glibc's allocator maps every block over 64 KiB on its own and unmaps it when freed (a fixed threshold also turns
-off its adaptive one), so the resident set's peak counts each large block the call holds, not blocks reused from
-memory freed before."""
 
 
 def memory_peaks(call: str) -> tuple[int, int, int]:
     """(estimate, tracemalloc's peak, the resident set's peak growth) of one of :data:`MEMORY_CALLS`' calls, in bytes,
-    in a fresh interpreter (:data:`MEMORY_SCRIPT`). tracemalloc sees what numpy and Python allocate but not torch;
-    the resident set sees both in blocks over 64 KiB (:data:`MEMORY_ENVIRONMENT`), to a page, but not small blocks
+    in a fresh interpreter (:data:`MEMORY_SCRIPT` with tests/test_memory.py's ``PEAK_PROBE``, the one measurement of
+    the tests and the benchmark). tracemalloc sees what numpy and Python allocate but not torch; the resident set
+    sees both in blocks over 64 KiB (test_memory's ``PEAK_ENVIRONMENT``), to a page, but not small blocks
     that reuse memory freed before the call (a run of many small objects can grow it by 0 B): the measured peak is
     the larger of the two. On numpy's calls of a few MiB or more, which both see, they agree within 3 percent."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_memory import PEAK_ENVIRONMENT, PEAK_PROBE
+
+    script = MEMORY_SCRIPT.replace("# the smallest budget", PEAK_PROBE + "\n\n# the smallest budget", 1)
     completed = subprocess.run(
-        [sys.executable, "-c", MEMORY_SCRIPT, call],
+        [sys.executable, "-c", script, call],
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, **MEMORY_ENVIRONMENT},
+        env={**os.environ, **PEAK_ENVIRONMENT},
     )
     estimate, traced, resident = (int(word) for word in completed.stdout.split()[-3:])
     return estimate, traced, resident

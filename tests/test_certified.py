@@ -375,6 +375,21 @@ def _mp_loss(t, u_a, u_b, q, prior, counts, stop):
     return (1 - prior) * mpmath.log(1 + mpmath.exp(u_a)) + prior * total
 
 
+def _geometric_gradient(t, u, q, terms, kappa, prior):
+    """The certified loss and gradient of lem-gradients under geometric lengths with parameter q, summed to
+    ``terms``."""
+    return C.population_gradient(
+        t,
+        u,
+        lambda n: C.geometric_pmf(n, q),
+        lambda N: C.geometric_tail(N, q),
+        lambda N: C.geometric_log_tail(N, q),
+        terms,
+        kappa,
+        prior,
+    )
+
+
 @pytest.mark.parametrize(
     "counts,q,prior,stop,terms",
     [("one-b", Fraction(1, 10), Fraction(3, 10), 1500, 1000), ("uniform", Fraction(1, 2), Fraction(1, 2), 170, 160)],
@@ -384,16 +399,7 @@ def test_population_gradient_is_the_derivative_of_the_loss(counts, q, prior, sto
     independent path: no gradient formula on the mpmath side); q^... tails below 1e-45 at ``stop``."""
     t, u_a, u_b = 0.7, -1.3, 0.4
     kappa = None if counts == "one-b" else C.kappa_uniform
-    grad = C.population_gradient(
-        t,
-        (u_a, u_b),
-        lambda n: C.geometric_pmf(n, q),
-        lambda N: C.geometric_tail(N, q),
-        lambda N: C.geometric_log_tail(N, q),
-        terms,
-        kappa,
-        prior,
-    )
+    grad = _geometric_gradient(t, (u_a, u_b), q, terms, kappa, prior)
     qf, pf = mpmath.mpf(q.numerator) / q.denominator, mpmath.mpf(prior.numerator) / prior.denominator
     with mpmath.workdps(50):
         loss = _mp_loss(t, u_a, u_b, qf, pf, counts, stop)
@@ -416,16 +422,7 @@ def test_population_gradient_loss_runs_from_the_partial_sum_to_its_tail_bound(co
     rho pi(terms) l(f) > 1e-4."""
     t, u_a, u_b, q = 0.7, -1.3, 0.4, Fraction(1, 10)
     kappa = None if counts == "one-b" else C.kappa_uniform
-    grad = C.population_gradient(
-        t,
-        (u_a, u_b),
-        lambda n: C.geometric_pmf(n, q),
-        lambda N: C.geometric_tail(N, q),
-        lambda N: C.geometric_log_tail(N, q),
-        terms,
-        kappa,
-        Fraction(3, 10),
-    )
+    grad = _geometric_gradient(t, (u_a, u_b), q, terms, kappa, Fraction(3, 10))
     with mpmath.workdps(60):
         q_mp, prior = mpmath.mpf(1) / 10, mpmath.mpf(3) / 10
         partial = _mp_loss(t, u_a, u_b, q_mp, prior, counts, terms)

@@ -368,18 +368,9 @@ BOUNDED_CALLS = [
     "descend([output_only(20_000, 0.1)], *numpy_oracle(), memory_budget={})",
 ]
 
-BOUNDED = """
-import gc, json, sys, tracemalloc
-import numpy as np
-import torch
-from lagtheory import Data, Geometric, ShallowTransformer
-from lagtheory.sampled import run_sampled
-from lagtheory.schedules import joint, output_only, step_plan
-from lagtheory.training import NumpyGradientDescent, TorchGroupOptimiser, descend
-torch.set_num_threads(1)
-
-
+PEAK_PROBE = """
 def adam_step(model):
+    # one step of Adam on a one-string batch through the package's optimiser (the gradient, Adam's moments)
     optimiser = TorchGroupOptimiser([model.attention_parameters()], [model.output_parameters()], kind="adam")
     phases = (joint(1, 0.1)[0],)
     optimiser.backward(model.forward_counts(torch.ones((1, model.vocab_size), dtype=torch.float64)).sum(), phases)
@@ -403,6 +394,46 @@ def status(key):
         return next(int(line.split()[1]) * 1024 for line in lines if line.startswith(key + ":"))
 
 
+def peaks(run):
+    # (the growth of the resident set's peak, tracemalloc's peak) over run(), called after a warm-up call: VmHWM is
+    # reset through /proc/self/clear_refs; with MALLOC_MMAP_THRESHOLD_ at 64 KiB every larger block is mapped and
+    # unmapped on its own, so the resident set counts it rather than memory reused from before
+    run()  # warm-up: caches and first-call allocations
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    resident = status("VmRSS")
+    run()
+    resident = status("VmHWM") - resident
+    tracemalloc.start()
+    run()
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return resident, traced
+"""
+"""The measurement of a call's peak memory in a fresh interpreter (with the torch model's and the training loop's
+helpers), shared by the test below and benchmarks/bench.py's memory rows; the script must import gc, tracemalloc,
+numpy, torch, joint, NumpyGradientDescent and TorchGroupOptimiser."""
+
+PEAK_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(64 * 2**10)}
+"""glibc's allocator maps every block over 64 KiB on its own and unmaps it when freed (a fixed threshold also turns
+off its adaptive one), so the resident set's peak counts each large block a call holds, not blocks reused from
+memory freed before."""
+
+BOUNDED = (
+    """
+import gc, json, sys, tracemalloc
+import numpy as np
+import torch
+from lagtheory import Data, Geometric, ShallowTransformer
+from lagtheory.sampled import run_sampled
+from lagtheory.schedules import joint, output_only, step_plan
+from lagtheory.training import NumpyGradientDescent, TorchGroupOptimiser, descend
+torch.set_num_threads(1)
+"""
+    + PEAK_PROBE
+    + """
+
 def refusal(call, budget):
     try:
         eval(call.format(budget))
@@ -413,21 +444,11 @@ def refusal(call, budget):
 
 results = []
 for call in json.loads(sys.argv[1]):
-    eval(call.format(2**31))  # warm-up: caches and first-call allocations
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")  # the resident set's peak, VmHWM, back to the resident set now
-    resident = status("VmRSS")
-    eval(call.format(2**31))
-    resident = status("VmHWM") - resident
-    tracemalloc.start()
-    eval(call.format(2**31))
-    traced = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    peak = max(resident, traced)
+    peak = max(peaks(lambda: eval(call.format(2**31))))
     results.append([peak, refusal(call, peak - 1), refusal(call, 2 * peak)])
 print(json.dumps(results))
 """
+)
 
 
 @pytest.mark.skipif(
@@ -439,7 +460,7 @@ def test_torch_and_step_estimates_bound_the_resident_peak_within_twice():
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "MALLOC_MMAP_THRESHOLD_": str(64 * 2**10)},
+        env={**os.environ, **PEAK_ENVIRONMENT},
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     for call, (peak, below, twice) in zip(BOUNDED_CALLS, json.loads(completed.stdout.splitlines()[-1]), strict=True):
