@@ -44,7 +44,7 @@ from lagtheory._validation import check_integer, check_probability
 
 from ..parameters import fill_doc
 from ..statistics.paired import holm
-from ..statistics.power import mcnemar_power, smallest_n
+from ..statistics.power import mcnemar_power, smallest_n, sum_per_total
 from .analysis import binary_outcome
 from .transformer import (
     ALPHA,
@@ -213,8 +213,7 @@ def tost_power(n: int, p10: float, p01: float, margin: float, level: float) -> f
         return float(_tost_p(np.array(0), np.array(0), n, margin) < level)
     low = int(scipy.stats.binom.ppf(_TAIL, n, total))
     high = int(scipy.stats.binom.isf(_TAIL, n, total))
-    # every table (D, b) of the range at once, then, per D in increasing order, the rejected b's pmfs summed in
-    # increasing b: the operations of a loop over D, so the same last bits as the designs' stored powers
+    # every table (D, b) of the range at once, the rejected b's pmfs summed per D as a loop over D would
     discordant = np.arange(max(0, low - 1), min(n, high + 1) + 1)
     sizes = discordant + 1
     starts = np.cumsum(sizes) - sizes
@@ -223,13 +222,7 @@ def tost_power(n: int, p10: float, p01: float, margin: float, level: float) -> f
     rejected = _tost_p(b, each - b, n, margin) < level
     kept = np.add.reduceat(rejected.astype(np.int64), starts)  # rejected tables per D
     pmfs = scipy.stats.binom.pmf(b[rejected], each[rejected], p10 / total)
-    weights = scipy.stats.binom.pmf(discordant, n, total)
-    power, at = 0.0, 0
-    for weight, count in zip(weights, kept, strict=True):
-        if count:
-            power += weight * float(pmfs[at : at + count].copy().sum())
-            at += count
-    return float(power)
+    return sum_per_total(scipy.stats.binom.pmf(discordant, n, total), pmfs, kept)
 
 
 # -- the registered run, reported as it is ------------------------------------------------------------------

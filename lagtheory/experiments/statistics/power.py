@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.integrate
 import scipy.stats
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from lagtheory._validation import check_integer, check_probability
 
@@ -104,12 +104,36 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
     low = np.repeat(critical, lengths)
     counts = np.where(position <= low, position, np.repeat(discordant, lengths) - 2 * low - 1 + position)
     rejected = scipy.stats.binom.pmf(counts, np.repeat(discordant, lengths), share)
-    weights = scipy.stats.binom.pmf(discordant, n, p10 + p01)
-    power = 0.0
-    for weight, start, length in zip(weights, starts, lengths, strict=True):
+    return sum_per_total(scipy.stats.binom.pmf(discordant, n, p10 + p01), rejected, lengths)
+
+
+def sum_per_total(weights: ArrayLike, values: NDArray[np.float64], lengths: ArrayLike) -> float:
+    """The sum over discordant totals D of ``weights[D]`` times the sum of the D-th run of ``values`` (the runs
+    laid end to end, ``lengths[D]`` long), each run summed by itself and the products accumulated in increasing
+    D: the operations of a loop over D, so that an exact power computed in one vectorised pass has the last bits
+    the registered designs' powers were first computed with (:func:`mcnemar_power`,
+    :func:`lagtheory.experiments.confirmatory.transformer_report.tost_power`).
+
+    Parameters
+    ----------
+    weights : array_like of float
+        One weight per total, P(D).
+    values : ndarray of float
+        The probabilities of the rejected tables, run after run.
+    lengths : array_like of int
+        The length of each total's run (0: nothing rejected), summing to ``len(values)``.
+
+    Returns
+    -------
+    float
+        The sum.
+    """
+    total, start = 0.0, 0
+    for weight, length in zip(weights, lengths, strict=True):
         if length:
-            power += weight * float(rejected[start : start + length].copy().sum())
-    return float(power)
+            total += weight * float(values[start : start + length].copy().sum())
+            start += length
+    return float(total)
 
 
 def _over_sample_sd(n: int, probability: Any) -> float:
