@@ -339,6 +339,7 @@ def scrolling_boxes(driver) -> list[str]:
 
 
 _hidden_ids_of: dict[Path, set[str]] = {}  # per page (pages do not change during a run)
+_claim_links_of: dict[Path, list[str]] = {}  # per page, read with its hidden ids
 
 
 def _load(driver, page: Path, size: tuple[int, int] = WINDOW) -> None:
@@ -347,30 +348,31 @@ def _load(driver, page: Path, size: tuple[int, int] = WINDOW) -> None:
     driver.execute_async_script(_WAIT)
 
 
-def _hidden_ids(driver, page: Path) -> set[str]:
-    """Ids of the elements of ``page`` that a reader cannot see; loads the page if not seen before."""
-    page = page.resolve()
-    if page not in _hidden_ids_of:
-        _load(driver, page)
-        _hidden_ids_of[page] = set(driver.execute_script(_HIDDEN_IDS))
-    return _hidden_ids_of[page]
-
-
-def _links_to_hidden_targets(driver, page: Path) -> list[str]:
-    """Claim links of the loaded ``page`` whose target is hidden; may load other pages (reloads ``page``)."""
+def _read_claim_links(driver, page: Path) -> None:
+    """Keep the loaded ``page``'s hidden ids and claim links (at 1400 px, light mode, as loaded)."""
     page = page.resolve()
     _hidden_ids_of[page] = set(driver.execute_script(_HIDDEN_IDS))
-    problems, moved = [], False
-    for href in driver.execute_script(_CLAIM_LINKS):
+    _claim_links_of[page] = list(driver.execute_script(_CLAIM_LINKS))
+
+
+def links_to_hidden_targets(driver, page: Path) -> list[str]:
+    """Claim links of ``page`` whose target is hidden, from what was read at each page's load; loads
+    ``page`` or a target only where it was not read before (and leaves the last page it loaded loaded)."""
+    page = page.resolve()
+    if page not in _claim_links_of:
+        _load(driver, page)
+        _read_claim_links(driver, page)
+    problems = []
+    for href in _claim_links_of[page]:
         parts = urlsplit(href)
         target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
         if not target.is_file():
             continue  # a missing file is check_links's finding
-        moved |= target not in _hidden_ids_of
-        if unquote(parts.fragment) in _hidden_ids(driver, target):
+        if target not in _hidden_ids_of:
+            _load(driver, target)
+            _read_claim_links(driver, target)
+        if unquote(parts.fragment) in _hidden_ids_of[target]:
             problems.append(f"claim link to a hidden target (a reader clicks and sees nothing): {href}")
-    if moved:
-        _load(driver, page)
     return problems
 
 
@@ -380,13 +382,16 @@ def check_page(
     screenshot: Path | None = None,
     phone_screenshot: Path | None = None,
     observe: Callable[[tuple[int, int]], None] | None = None,
+    claim_links: bool = True,
 ) -> list[str]:
     """Load one page and return its problems (empty when a reader would see nothing wrong).
 
     The page is checked at 1400 px, then at a phone's width (390 px) for a page wider
     than the screen; it is left loaded at 1400 px (for :func:`scrolling_boxes`). ``observe(size)``, if given,
     is called while the page is shown at each of the two sizes (in light mode), so that a caller reads what
-    else it needs from the same load.
+    else it needs from the same load. With ``claim_links=False`` the claim links and the hidden ids are only
+    read, and :func:`links_to_hidden_targets` checks them later: a caller that checks every page then loads
+    no page twice (the targets of a page's links are the pages checked before or after it).
     """
     driver.get_log("browser")  # drop what earlier pages left
     driver.get_log("performance")
@@ -396,7 +401,7 @@ def check_page(
         if entry["level"] == "SEVERE":
             problems.append(f"console error: {entry['message'][:240]}")
     problems.extend(f"network request: {url}" for url in _network_requests(driver.get_log("performance")))
-    problems.extend(_links_to_hidden_targets(driver, page))
+    _read_claim_links(driver, page)
     if observe is not None:
         observe(WINDOW)
     for theme in ("dark", "light"):  # the page opens in light mode; dark is the theme's switch
@@ -412,6 +417,10 @@ def check_page(
     if phone_screenshot is not None:
         _screenshot(driver, phone_screenshot, PHONE)
     driver.set_window_size(*WINDOW)
+    if claim_links:
+        problems.extend(links_to_hidden_targets(driver, page))
+        if driver.current_url != page.resolve().as_uri():
+            _load(driver, page)  # a target was loaded: the page is left loaded, as said
     return problems
 
 
