@@ -22,12 +22,18 @@ RNG = np.random.default_rng(38)
 
 
 def _brute(m: np.ndarray) -> float:
-    """min over a fine grid of c >= 0 (0 and 400,001 values from 1e-4 to 1e4) of mean log(1 + exp(-c m))."""
-    grid = np.concatenate([[0.0], np.geomspace(1e-4, 1e4, 400_001)])
-    best = np.inf
-    for part in np.array_split(grid, 100):
-        best = min(best, np.logaddexp(0.0, -part[:, None] * m[None, :]).mean(axis=1).min())
-    return float(best)
+    """min over grids of c >= 0 of mean log(1 + exp(-c m)): 0 and 4,001 values from 1e-4 to 1e4 (geometric), then
+    4,001 values between the best one's neighbours. The loss is convex in c (log(1 + e^x) is convex, -c m linear), so
+    its minimum over c >= 0 lies between the neighbours of the coarse grid's best value; the two grids reach it as
+    closely as one geometric grid of 400,001 values did, at a fiftieth of the evaluations."""
+
+    def loss(c: np.ndarray) -> np.ndarray:
+        return np.logaddexp(0.0, -c[:, None] * m[None, :]).mean(axis=1)
+
+    coarse = np.concatenate([[0.0], np.geomspace(1e-4, 1e4, 4_001)])
+    at = int(np.argmin(loss(coarse)))
+    fine = np.linspace(coarse[max(at - 1, 0)], coarse[min(at + 1, coarse.size - 1)], 4_001)
+    return float(min(loss(coarse).min(), loss(fine).min()))
 
 
 @pytest.mark.parametrize("shift", [0.3, 1.0, 2.0])
