@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -136,12 +137,9 @@ def several_b_certificate(
             return pmf(n) * kappa(n, 1)
 
     u_a, u_b = ball(u[0]), ball(u[1])
+    rows = _positive_rows if u_a.is_exact() and u_b.is_exact() else _positive_rows.__wrapped__
     positives = arb(0)
-    for n in range(1, loss_terms + 1):
-        inner = arb(0)
-        for k in range(1, n + 1):
-            share = Fraction(k, n)
-            inner += kappa(n, k) * softplus(-(u_a * ball(1 - share) + u_b * ball(share)))
+    for n, inner in enumerate(rows(u_a, u_b, kappa, loss_terms), start=1):
         positives += pmf(n) * inner
     loss_ball = (softplus(u_a) + positives) / 2
     loss_lower = loss_ball.lower()
@@ -151,6 +149,22 @@ def several_b_certificate(
     bound_ball = arb(2).log() / 2 * with_tail(beyond, one_b_tail(bound_terms))
     bound_upper = bound_ball.upper()
     return SeveralBCertificate(horizon, arb(loss_lower), arb(bound_upper), loss_ball, bound_ball)
+
+
+@functools.lru_cache(maxsize=64)
+def _positive_rows(u_a: arb, u_b: arb, kappa: Callable[[int, int], arb], loss_terms: int) -> tuple[arb, ...]:
+    """``sum_k kappa(k | n) sp(-(u_a (1 - k/n) + u_b k/n))`` over 1 <= k <= n, for each n <= ``loss_terms``, in balls
+    (the positives of :func:`several_b_certificate` before the length law weighs them). Cached by the exact balls'
+    values and the count law, so that certificates at the same output layer and counts under several length
+    laws sum the rows once; a box of output layers (inexact balls, which do not hash) calls the function itself."""
+    rows = []
+    for n in range(1, loss_terms + 1):
+        inner = arb(0)
+        for k in range(1, n + 1):
+            share = Fraction(k, n)
+            inner += kappa(n, k) * softplus(-(u_a * ball(1 - share) + u_b * ball(share)))
+        rows.append(inner)
+    return tuple(rows)
 
 
 @dataclass(frozen=True)

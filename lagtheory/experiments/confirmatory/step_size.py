@@ -28,12 +28,13 @@ where lag recognises less often at the calibrated rate itself).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..parameters import fill_doc
 from .analysis import _run_key
@@ -83,10 +84,19 @@ def paired_interval(
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples!r}")
     per_seed = (lag - joint).mean(axis=0)
-    rng = np.random.default_rng(seed)
-    draws = per_seed[rng.integers(0, per_seed.size, size=(resamples, per_seed.size))].mean(axis=1)
+    draws = per_seed[_resampled_seeds(seed, resamples, per_seed.size)].mean(axis=1)
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(per_seed.mean()), float(low), float(high)
+
+
+@functools.lru_cache(maxsize=16)
+def _resampled_seeds(seed: int, resamples: int, seeds: int) -> NDArray[np.int64]:
+    """The seeds' positions in each of :func:`paired_interval`'s ``resamples`` resamples of ``seeds`` seeds, drawn
+    from ``numpy.random.default_rng(seed)``: the same for every pair of flags with that many seeds, so drawn once
+    (a chapter asks for thousands of intervals over the same seeds). Read-only."""
+    drawn = np.random.default_rng(seed).integers(0, seeds, size=(resamples, seeds))
+    drawn.setflags(write=False)
+    return drawn
 
 
 @fill_doc

@@ -21,6 +21,7 @@ Nothing here knows a study: the confirmatory study's planning effects and seeds 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -78,13 +79,31 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
         raise ValueError(f"p10 + p01 must be at most 1, got {p10 + p01!r}")
     if p10 + p01 == 0:
         return 0.0
-    share = p10 / (p10 + p01)
-    discordant = np.arange(1, n + 1)
+    size = 1 << (n - 1).bit_length() if n <= _ROUNDED_UP_TO else n  # the runs up to a power of two, reused
+    sums, lengths = _mcnemar_runs(p10 / (p10 + p01), alpha, size)
+    return _weighted_total(scipy.stats.binom.pmf(np.arange(1, n + 1), n, p10 + p01), sums[:n], lengths[:n])
+
+
+_ROUNDED_UP_TO = 4096
+"""The largest n whose runs :func:`mcnemar_power` computes up to the power of two at or above it (beyond it,
+up to n itself: a table of every rejected count grows as n^2, and a search that runs away should not pay 4 times)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _mcnemar_runs(share: float, alpha: float, size: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """For each discordant total D = 1..``size``: the probability, given D, of the counts that McNemar's test
+    rejects at ``alpha`` (their Binomial(D, ``share``) pmfs summed in increasing k, :func:`_run_sums`), and how
+    many counts that is. They do not depend on the number of pairs n, so :func:`mcnemar_power` takes them
+    from here, computed once per share and level up to the power of two at or above n (up to n beyond
+    ``_ROUNDED_UP_TO``; each D's values are computed element by element, the same whatever ``size`` is):
+    :func:`smallest_n`'s search at one share computes them once, not once per n tried. The arrays are read-only."""
+    discordant = np.arange(1, size + 1)
 
     # The p-value grows with min(k, D - k), so the test rejects exactly where min(k, D - k) <= c_D, c_D the
     # largest count with 2 P(Bin(D, 1/2) <= c_D) < alpha (-1: none). Since P(Bin(D, 1/2) <= D // 2) >= 1/2,
     # c_D < D / 2 and the two tails {k <= c_D}, {k >= D - c_D} do not meet. The quantile gives c_D; the loop
-    # settles it by the p-value's own comparison where the quantile's rounding is off by one.
+    # settles it by the p-value's own comparison where the quantile's rounding is off by one (each D's c_D by
+    # its own comparisons).
     def rejects(k: NDArray[np.int64]) -> NDArray[np.bool_]:
         return np.minimum(1.0, 2.0 * scipy.stats.binom.cdf(k, discordant, 0.5)) < alpha
 
@@ -96,15 +115,66 @@ def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
             break
         critical += up.astype(np.int64) - down.astype(np.int64)
     # Given D, the probability of the rejected counts: their binomial pmfs, all in one call, summed per D in
-    # increasing k and accumulated over D in increasing order (the sum as a registered design's powers were
-    # first computed, one D at a time: the same operations, so the same last bits).
+    # increasing k (the sum as a registered design's powers were first computed, one D at a time: the same
+    # operations, so the same last bits).
     lengths = np.where(critical >= 0, 2 * (critical + 1), 0)
     starts = np.cumsum(lengths) - lengths
     position = np.arange(lengths.sum()) - np.repeat(starts, lengths)
     low = np.repeat(critical, lengths)
     counts = np.where(position <= low, position, np.repeat(discordant, lengths) - 2 * low - 1 + position)
-    rejected = scipy.stats.binom.pmf(counts, np.repeat(discordant, lengths), share)
-    return sum_per_total(scipy.stats.binom.pmf(discordant, n, p10 + p01), rejected, lengths)
+    sums = _run_sums(scipy.stats.binom.pmf(counts, np.repeat(discordant, lengths), share), lengths)
+    sums.setflags(write=False)
+    lengths.setflags(write=False)
+    return sums, lengths
+
+
+def _run_sums(values: NDArray[np.float64], lengths: ArrayLike) -> NDArray[np.float64]:
+    """The sum of each run of ``values`` (the runs laid end to end, ``lengths[D]`` long; 0 for an empty run),
+    each run summed by itself (a copy, so that its last bits do not depend on where it lies in ``values``).
+
+    Parameters
+    ----------
+    values : ndarray of float
+        The probabilities of the rejected tables, run after run.
+    lengths : array_like of int
+        The length of each run, summing to ``len(values)``.
+
+    Returns
+    -------
+    ndarray of float
+        One sum per run.
+    """
+    sums, start = np.zeros(len(lengths)), 0
+    for index, length in enumerate(lengths):
+        if length:
+            sums[index] = float(values[start : start + length].copy().sum())
+            start += length
+    return sums
+
+
+def _weighted_total(weights: ArrayLike, sums: NDArray[np.float64], lengths: ArrayLike) -> float:
+    """The sum over discordant totals D with a non-empty run of ``weights[D] * sums[D]``, accumulated in
+    increasing D: the operations of a loop over D (:func:`sum_per_total`).
+
+    Parameters
+    ----------
+    weights : array_like of float
+        One weight per total, P(D).
+    sums : ndarray of float
+        One run sum per total (:func:`_run_sums`).
+    lengths : array_like of int
+        The length of each total's run (0: nothing rejected, left out).
+
+    Returns
+    -------
+    float
+        The sum.
+    """
+    total = 0.0
+    for weight, run_sum, length in zip(weights, sums, lengths, strict=True):
+        if length:
+            total += weight * run_sum
+    return float(total)
 
 
 def sum_per_total(weights: ArrayLike, values: NDArray[np.float64], lengths: ArrayLike) -> float:
@@ -128,12 +198,7 @@ def sum_per_total(weights: ArrayLike, values: NDArray[np.float64], lengths: Arra
     float
         The sum.
     """
-    total, start = 0.0, 0
-    for weight, length in zip(weights, lengths, strict=True):
-        if length:
-            total += weight * float(values[start : start + length].copy().sum())
-            start += length
-    return float(total)
+    return _weighted_total(weights, _run_sums(values, lengths), lengths)
 
 
 def _over_sample_sd(n: int, probability: Any) -> float:
