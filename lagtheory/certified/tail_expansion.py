@@ -65,16 +65,19 @@ def power_law_tail_terms(
         n_ball = arb(n)
         scaled, log_n = n_ball**t, n_ball.log()
         ks = [1] if counts == "one-b" else range(1, n + 1)
-        inner = [arb(0)] * 4
+        loss_sum = miss_a_sum = miss_b_sum = miss_t_sum = arb(0)
         for k in ks:
             weighted = k * scaled
             p = weighted / (weighted + (n - k))
             f = u_a + w * p
-            miss = 1 / (1 + f.exp())
-            terms = (softplus(-f), miss * (1 - p), miss * p, miss * p * (1 - p) * log_n)
-            inner = [a + b for a, b in zip(inner, terms, strict=True)]
+            miss, not_p = 1 / (1 + f.exp()), 1 - p
+            miss_p = miss * p
+            loss_sum += softplus(-f)
+            miss_a_sum += miss * not_p
+            miss_b_sum += miss_p
+            miss_t_sum += miss_p * not_p * log_n
         weight = n_ball ** (-s) if counts == "one-b" else n_ball ** (-s - 1)
-        sums = [a + weight * b for a, b in zip(sums, inner, strict=True)]
+        sums = [a + weight * b for a, b in zip(sums, (loss_sum, miss_a_sum, miss_b_sum, miss_t_sum), strict=True)]
     zeta_s = s.zeta()
     rest = (s.zeta(arb(last + 1))) / zeta_s
     rest_log = power_law_log_tail(last, s)
