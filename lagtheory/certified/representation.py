@@ -36,7 +36,13 @@ def pooled_weight(n: Number, k: int, t: Number) -> arb:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
     n = ball(n)
-    return 1 / (1 + (n - k) * n ** (-ball(t)) / k)
+    return _weight_of_power(n, k, n ** (-ball(t)))
+
+
+def _weight_of_power(n: arb, k: int, power: arb) -> arb:
+    """:func:`pooled_weight` from ``power`` = ``n^(-t)``: ``1 / (1 + (n - k) n^(-t) / k)`` (a sum over k takes the
+    power once per length)."""
+    return 1 / (1 + (n - k) * power / k)
 
 
 def one_b_weight(n: Number, t: Number) -> arb:
@@ -162,20 +168,23 @@ def population_gradient(
     u_a, u_b, t, rho = ball(u[0]), ball(u[1]), ball(t), ball(prior)
     if not (0 < rho < 1):
         raise ValueError(f"prior must be in (0, 1), got {rho}")
-    w = u_b - u_a
+    w, one = u_b - u_a, arb(1)
     sums = [arb(0)] * 4  # E_+[l(f)], E_+[sigma(-f)(1 - p)], E_+[sigma(-f) p], E_+[sigma(-f) log(n) p (1 - p)]
     for n in range(1, terms + 1):
-        log_n = arb(n).log()
-        inner = [arb(0)] * 4
+        n_ball = arb(n)
+        log_n, power = n_ball.log(), n_ball ** (-t)
+        loss_sum = miss_a_sum = miss_b_sum = miss_t_sum = arb(0)
         for k in [1] if kappa is None else range(1, n + 1):
-            p = pooled_weight(n, k, t)
-            f = u_a + w * p
-            miss = sigmoid(-f)
-            weight = arb(1) if kappa is None else kappa(n, k)
-            parts = (softplus(-f), miss * (1 - p), miss * p, miss * log_n * p * (1 - p))
-            inner = [a + weight * b for a, b in zip(inner, parts, strict=True)]
+            p = _weight_of_power(n_ball, k, power)
+            not_f = -(u_a + w * p)
+            miss, not_p = sigmoid(not_f), 1 - p
+            weight = one if kappa is None else kappa(n, k)
+            loss_sum += weight * softplus(not_f)
+            miss_a_sum += weight * (miss * not_p)
+            miss_b_sum += weight * (miss * p)
+            miss_t_sum += weight * (miss * log_n * p * not_p)
         mass = pmf(n)
-        sums = [a + mass * b for a, b in zip(sums, inner, strict=True)]
+        sums = [a + mass * b for a, b in zip(sums, (loss_sum, miss_a_sum, miss_b_sum, miss_t_sum), strict=True)]
     mass_tail, log_tail = tail_mass(terms), tail_log(terms)
     tails = (softplus(-(u_a.min(u_b))) * mass_tail, mass_tail, mass_tail, log_tail / 4)
     loss_part, miss_a, miss_b, miss_t = (with_tail(s, b) for s, b in zip(sums, tails, strict=True))

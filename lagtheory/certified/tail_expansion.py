@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import flint
 from flint import acb, arb
 
 from .balls import Number, _precise, ball, softplus, with_tail
 from .boxes import Cover, cover
 from .laws import power_law_log_tail
+
+_SUM_PREC = 128
+"""The working precision (bits) of the lengths that :func:`power_law_tail_terms` sums: their rounding (about
+1e-38, relative) stays many orders below the width that the bound on the lengths left out gives each ball."""
 
 
 @_precise
@@ -23,7 +28,8 @@ def power_law_tail_terms(
     Power-law lengths ``pi(n) = n^(-s)/zeta(s)`` (:eq:`eq-power-law`), s > 2, with length scaling:
     ``E_+[Phi(n, k); n >= first]`` for ``Phi = l(f) = log(1 + e^(-f))``, ``sigma(-f)(1 - p)``,
     ``sigma(-f) p`` and ``sigma(-f) p (1 - p) log n``, with ``p = k n^t / (k n^t + n - k)`` and
-    ``f = u_a + (u_b - u_a) p``. The lengths ``first`` to ``last`` are summed in balls; the rest is
+    ``f = u_a + (u_b - u_a) p``. The lengths ``first`` to ``last`` are summed in balls (at 128 bits, with
+    ``sigma(-f) = e^(-f) / (1 + e^(-f))`` from the exponential of ``l(f)``); the rest is
     added as ``[0, bound]``: with f in ``[min u, max u]``, the first three terms are at most
     ``l(min u)``, 1, 1 and the fourth at most ``log n``, and for n > L
     ``sum n^(-s) log n <= log(L) zeta(s, L + 1) + zeta(s - 1, L + 1)/L`` (``log n <= log L + n/L``).
@@ -61,20 +67,25 @@ def power_law_tail_terms(
         raise ValueError(f"s must exceed 2 (the log-weighted tail uses zeta(s - 1)), got {s}")
     w = u_b - u_a
     sums = [arb(0)] * 4
-    for n in range(first, last + 1):
-        n_ball = arb(n)
-        scaled, log_n = n_ball**t, n_ball.log()
-        ks = [1] if counts == "one-b" else range(1, n + 1)
-        inner = [arb(0)] * 4
-        for k in ks:
-            weighted = k * scaled
-            p = weighted / (weighted + (n - k))
-            f = u_a + w * p
-            miss = 1 / (1 + f.exp())
-            terms = (softplus(-f), miss * (1 - p), miss * p, miss * p * (1 - p) * log_n)
-            inner = [a + b for a, b in zip(inner, terms, strict=True)]
-        weight = n_ball ** (-s) if counts == "one-b" else n_ball ** (-s - 1)
-        sums = [a + weight * b for a, b in zip(sums, inner, strict=True)]
+    with flint.ctx.workprec(_SUM_PREC):
+        for n in range(first, last + 1):
+            n_ball = arb(n)
+            scaled = n_ball**t
+            ks = [1] if counts == "one-b" else range(1, n + 1)
+            loss_sum = miss_a_sum = miss_b_sum = miss_t_sum = arb(0)
+            for k in ks:
+                weighted = k * scaled
+                p = weighted / (weighted + (n - k))
+                exp_minus_f = (-(u_a + w * p)).exp()
+                miss, not_p = exp_minus_f / (1 + exp_minus_f), 1 - p  # sigma(-f), one exponential for both terms
+                miss_p = miss * p
+                loss_sum += exp_minus_f.log1p()
+                miss_a_sum += miss * not_p
+                miss_b_sum += miss_p
+                miss_t_sum += miss_p * not_p
+            weight = n_ball ** (-s) if counts == "one-b" else n_ball ** (-s - 1)
+            per_length = (loss_sum, miss_a_sum, miss_b_sum, miss_t_sum * n_ball.log())  # log n once per length
+            sums = [a + weight * b for a, b in zip(sums, per_length, strict=True)]
     zeta_s = s.zeta()
     rest = (s.zeta(arb(last + 1))) / zeta_s
     rest_log = power_law_log_tail(last, s)
