@@ -40,9 +40,9 @@ def test_power_law_pmf_normalised(s):
 def test_power_law_bounds_dominate_exact_tails(s, N):
     p = PowerLaw(s)
     zeta = mpmath.zeta(s)
-    with mpmath.workdps(30):
-        mass = mpmath.nsum(lambda n: n**-s, [N + 1, mpmath.inf]) / zeta
-        logm = mpmath.nsum(lambda n: mpmath.log(n) * n**-s, [N + 1, mpmath.inf]) / zeta
+    with mpmath.workdps(30):  # sum_{n > N} n^-s = zeta(s, N + 1) and sum_{n > N} log(n) n^-s = -d/ds zeta(s, N + 1)
+        mass = mpmath.zeta(s, N + 1) / zeta  # (Hurwitz; nsum's default method is off by up to 28% on these slow tails)
+        logm = -mpmath.zeta(s, N + 1, 1) / zeta
     assert float(mass) <= p.tail_mass_bound(N) <= 3 * float(mass)
     assert float(logm) <= p.tail_log_moment_bound(N) <= 3 * float(logm)
 
