@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..parameters import fill_doc
 from .analysis import _run_key
@@ -83,10 +84,19 @@ def paired_interval(
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples!r}")
     per_seed = (lag - joint).mean(axis=0)
-    rng = np.random.default_rng(seed)
-    draws = per_seed[rng.integers(0, per_seed.size, size=(resamples, per_seed.size))].mean(axis=1)
+    draws = per_seed[_resampled_positions(per_seed.size, resamples, seed)].mean(axis=1)
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(per_seed.mean()), float(low), float(high)
+
+
+@lru_cache(maxsize=8)
+def _resampled_positions(seeds: int, resamples: int, seed: int) -> NDArray[np.int64]:
+    """The bootstrap's seed positions of :func:`paired_interval`, (resamples, seeds), drawn by
+    ``numpy.random.default_rng(seed)``, read-only. Every interval over as many seeds with the same seed draws
+    the same positions, so they are drawn once (cached: the grid's curves ask for thousands of intervals)."""
+    positions = np.random.default_rng(seed).integers(0, seeds, size=(resamples, seeds))
+    positions.setflags(write=False)
+    return positions
 
 
 @fill_doc
