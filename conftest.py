@@ -13,7 +13,10 @@ given the same free TCP port by jupyter_client, and one of them then dies ("Kern
 replying to kernel_info"; jupyter/jupyter_client#487): a fresh-clone CI run of this book met it
 once. nbval's kernel start is wrapped in an exclusive lock on a file in the temporary directory,
 held until the kernel answers (it has bound its ports by then); the notebooks still run in
-parallel.
+parallel. So is the kernel start of every nbclient ``NotebookClient`` the tests create (the
+chapter recipe's, the explore page's): the lock covers the kernel's start and its client's
+wait for the kernel's answer, and the cells then run outside it, beside the other worker's
+kernel starts.
 
 The study-layer tests share one local dask cluster (:func:`dask_scheduler`): starting a cluster
 costs seconds of worker start-up (each worker imports torch and the package), more than the
@@ -31,6 +34,7 @@ from typing import Any
 
 import nbval.kernel
 import pytest
+from nbclient import NotebookClient
 
 for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, "1")
@@ -59,6 +63,20 @@ def start_new_kernel_in_turn(*args: Any, **kwargs: Any) -> Any:
 
 
 nbval.kernel.start_new_kernel = start_new_kernel_in_turn
+
+_start_notebook_client_kernel = NotebookClient.async_start_new_kernel
+
+
+async def start_notebook_client_kernel_in_turn(client: NotebookClient, **kwargs: Any) -> None:
+    """Start ``client``'s kernel and its kernel client, until the kernel answers, while holding
+    :data:`KERNEL_START_LOCK`; arguments pass through. nbclient's kernel setup calls this and, finding
+    the client started, goes on to the cells outside the lock."""
+    with kernel_start_turn():
+        await _start_notebook_client_kernel(client, **kwargs)
+        await client.async_start_new_kernel_client()
+
+
+NotebookClient.async_start_new_kernel = start_notebook_client_kernel_in_turn
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ without them the tests skip, unless ``LAGTHEORY_REQUIRE_BROWSER=1`` (set by
 ``.ci/run``, which installs both) makes a missing browser a failure.
 """
 
+import itertools
 import os
 from pathlib import Path
 
@@ -197,11 +198,23 @@ def driver():
     driver.quit()
 
 
-def _site(tmp_path: Path, body: str, head: str = "") -> Path:
-    """A page with ``body`` in its content column, and the page it links to."""
-    page = tmp_path / "page.html"
+_PAGE_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """One folder for the module's pages, holding the page they link to (``other.html``, never changed): the
+    checker reads which ids of a linked page are hidden once per page and run, as on the book's site, so the
+    pages here cost one load each rather than three (the page, ``other.html``, the page again). The pages in a
+    folder of their own (``tmp_path``) still take the three loads."""
+    return tmp_path_factory.mktemp("site")
+
+
+def _site(folder: Path, body: str, head: str = "") -> Path:
+    """A page of its own name in ``folder`` with ``body`` in its content column, and the page it links to."""
+    page = folder / f"page-{next(_PAGE_NUMBERS)}.html"
     page.write_text(PAGE.format(body=body, head=head), encoding="utf-8")
-    (tmp_path / "other.html").write_text(OTHER, encoding="utf-8")
+    (folder / "other.html").write_text(OTHER, encoding="utf-8")
     return page
 
 
@@ -213,21 +226,21 @@ def test_a_clean_page_passes(driver, tmp_path):
 
 
 @pytest.mark.parametrize("defect", sorted(DEFECTS))
-def test_each_planted_defect_is_found(driver, tmp_path, defect):
+def test_each_planted_defect_is_found(driver, site, defect):
     body, expected, allowed = DEFECTS[defect]
-    problems = browser_check.check_page(driver, _site(tmp_path, CLEAN_BODY + body))
+    problems = browser_check.check_page(driver, _site(site, CLEAN_BODY + body))
     assert any(expected in problem for problem in problems), f"the planted {defect} was not found: {problems}"
     assert all(any(says in problem for says in (expected, *allowed)) for problem in problems), problems
     if defect == "network request":
         assert "network request: https://example.org/logo.png" in problems
 
 
-def test_markdown_table_in_printed_output_is_found(driver, tmp_path):
+def test_markdown_table_in_printed_output_is_found(driver, site):
     """Printed output is rendered text too: a table printed as Markdown source shows its pipes."""
     printed = (
         '<div class="cell_output"><div class="output text_plain"><pre>| a | b |\n|---|---|\n| 1 | 2 |</pre></div></div>'
     )
-    problems = browser_check.check_page(driver, _site(tmp_path, CLEAN_BODY + printed))
+    problems = browser_check.check_page(driver, _site(site, CLEAN_BODY + printed))
     assert problems == ["literal Markdown table syntax: |---|---|"]
 
 
@@ -239,9 +252,9 @@ def test_broken_links_and_anchors_are_found(tmp_path):
     )
     problems = browser_check.check_links([page], tmp_path)
     assert problems == [
-        "page.html: link to a missing file: missing.html",
-        "page.html: anchor that does not resolve: other.html#nowhere",
-        "page.html: anchor that does not resolve: #gone",
+        f"{page.name}: link to a missing file: missing.html",
+        f"{page.name}: anchor that does not resolve: other.html#nowhere",
+        f"{page.name}: anchor that does not resolve: #gone",
     ]
 
 
@@ -252,17 +265,17 @@ def test_book_pages_skip_static_assets(tmp_path):
     assert browser_check.book_pages(tmp_path) == [tmp_path / "book" / "a.html", tmp_path / "index.html"]
 
 
-def test_boxes_that_scroll_are_listed(driver, tmp_path):
+def test_boxes_that_scroll_are_listed(driver, site):
     """A wide block of code in the prose scrolls in its container: no defect, but listed for authors to shorten."""
     wide = '<div class="highlight"><pre style="overflow-x: auto">' + "x" * 400 + "</pre></div>"
-    page = _site(tmp_path, CLEAN_BODY + wide)
+    page = _site(site, CLEAN_BODY + wide)
     assert browser_check.check_page(driver, page) == []  # a scroll container is no defect
     (listed,) = browser_check.scrolling_boxes(driver)
     assert listed.startswith("pre needs ") and "xxxx" in listed
 
 
-def test_screenshots_at_both_widths(driver, tmp_path):
-    page = _site(tmp_path, CLEAN_BODY)
+def test_screenshots_at_both_widths(driver, site, tmp_path):
+    page = _site(site, CLEAN_BODY)
     wide, phone = tmp_path / "wide.png", tmp_path / "phone.png"
     assert browser_check.check_page(driver, page, screenshot=wide, phone_screenshot=phone) == []
     assert _png_width(wide) == browser_check.WINDOW[0] and _png_width(phone) == browser_check.PHONE[0]
@@ -287,12 +300,12 @@ def _contrast_problems(driver, page: Path, theme: str) -> list[str]:
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_text_that_takes_the_pages_colour_reads_in_both_modes(driver, tmp_path, theme):
-    page = _site(tmp_path, CLEAN_BODY + SVG_CLEAN, head=DARK)
+def test_text_that_takes_the_pages_colour_reads_in_both_modes(driver, site, theme):
+    page = _site(site, CLEAN_BODY + SVG_CLEAN, head=DARK)
     assert _contrast_problems(driver, page, theme) == []
 
 
-def test_near_invisible_text_is_found_in_dark_mode(driver, tmp_path):
+def test_near_invisible_text_is_found_in_dark_mode(driver, site):
     """Planted: a band title and a paragraph in a fixed dark grey pass on the light page and are found on the dark one;
     dark type inside a white box stays legible in both."""
     planted = (
@@ -300,7 +313,7 @@ def test_near_invisible_text_is_found_in_dark_mode(driver, tmp_path):
         '<rect x="5" y="25" width="200" height="30" fill="#ffffff"/><text x="20" y="45" fill="#212529">Lemma 1.1</text></svg>'
         '<p style="color: #343a40">A caption in a fixed grey</p>'
     )
-    page = _site(tmp_path, CLEAN_BODY + planted, head=DARK)
+    page = _site(site, CLEAN_BODY + planted, head=DARK)
     assert _contrast_problems(driver, page, "light") == []
     problems = _contrast_problems(driver, page, "dark")
     assert len(problems) == 2, problems
@@ -309,12 +322,15 @@ def test_near_invisible_text_is_found_in_dark_mode(driver, tmp_path):
 
 
 def test_check_page_reports_near_invisible_text_in_dark_mode(driver, tmp_path):
+    """The page sits in a folder of its own, so its linked page is one the checker has not seen: it loads that
+    page to read its hidden ids and must load the checked page again before the dark-mode check (and the phone's),
+    which finds the planted text only on the checked page."""
     planted = '<svg width="200" height="30"><text x="5" y="15" fill="#343a40">A band title</text></svg>'
     problems = browser_check.check_page(driver, _site(tmp_path, CLEAN_BODY + planted, head=DARK))
     assert len(problems) == 1 and problems[0].startswith("dark mode: near-invisible SVG text"), problems
 
 
-def test_figure_scales_report_the_shown_width(driver, tmp_path):
+def test_figure_scales_report_the_shown_width(driver, site):
     """A 800 px wide figure in a 600 px column is shown at 600 px; a 200 px one at its own width."""
     import base64
     import struct
@@ -333,6 +349,6 @@ def test_figure_scales_report_the_shown_width(driver, tmp_path):
         return "data:image/png;base64," + base64.b64encode(data).decode()
 
     body = "".join(f'<div class="cell_output"><img src="{png(w)}" style="max-width: 100%"></div>' for w in (800, 200))
-    browser_check._load(driver, _site(tmp_path, body))
+    browser_check._load(driver, _site(site, body))
     (_, wide, wide_shown), (_, narrow, narrow_shown) = browser_check.figure_scales(driver)
     assert (wide, narrow) == (800, 200) and wide_shown == 600 and narrow_shown == 200

@@ -95,8 +95,6 @@ def test_a_planted_figure_with_5_pt_text_fails(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     from execute_chapter import execute
 
-    import conftest as session  # the root conftest: kernels start one at a time
-
     cells = [
         "import matplotlib.pyplot as plt",
         "fig, ax = plt.subplots(figsize=(8, 3))\n_ = ax.plot([0, 1], color='#000000')\n"
@@ -108,8 +106,7 @@ def test_a_planted_figure_with_5_pt_text_fails(tmp_path: Path) -> None:
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "planted.ipynb"
     nbformat.write(notebook, path)
-    with session.kernel_start_turn():
-        executed = nbformat.reads(execute(path), as_version=4)
+    executed = nbformat.reads(execute(path), as_version=4)
     problems = figure_text_problems(executed)
     assert len(problems) == 2, problems
     assert problems[0].startswith("cell 1:") and "smallest text 5 pt: prints at 4." in problems[0]
