@@ -383,6 +383,7 @@ def check_page(
     phone_screenshot: Path | None = None,
     observe: Callable[[tuple[int, int]], None] | None = None,
     claim_links: bool = True,
+    restore_window: bool = True,
 ) -> list[str]:
     """Load one page and return its problems (empty when a reader would see nothing wrong).
 
@@ -391,7 +392,9 @@ def check_page(
     is called while the page is shown at each of the two sizes (in light mode), so that a caller reads what
     else it needs from the same load. With ``claim_links=False`` the claim links and the hidden ids are only
     read, and :func:`links_to_hidden_targets` checks them later: a caller that checks every page then loads
-    no page twice (the targets of a page's links are the pages checked before or after it).
+    no page twice (the targets of a page's links are the pages checked before or after it). With
+    ``restore_window=False`` the page is left at the phone's width: a caller that reads what it needs at
+    1400 px through ``observe`` saves the page's layout at 1400 px a second time.
     """
     driver.get_log("browser")  # drop what earlier pages left
     driver.get_log("performance")
@@ -416,7 +419,8 @@ def check_page(
         observe(PHONE)
     if phone_screenshot is not None:
         _screenshot(driver, phone_screenshot, PHONE)
-    driver.set_window_size(*WINDOW)
+    if restore_window:
+        driver.set_window_size(*WINDOW)
     if claim_links:
         problems.extend(links_to_hidden_targets(driver, page))
         if driver.current_url != page.resolve().as_uri():
