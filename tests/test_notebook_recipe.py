@@ -105,10 +105,12 @@ def lock_is_held() -> bool:
         return False
 
 
-def test_a_notebook_clients_kernel_starts_under_the_lock_which_it_then_gives_up(monkeypatch) -> None:
+def test_a_notebook_clients_kernel_starts_under_the_lock_which_it_then_gives_up(monkeypatch, tmp_path) -> None:
     """nbclient's kernel start, as the root conftest.py wraps it (the recipe's and the explore page's
     kernels): the kernel's start and the client's wait for its answer hold the lock, and the lock is free
-    once they return, so the cells run outside it. Probes stand in for the kernel and its client."""
+    once they return, so the cells run outside it. Probes stand in for the kernel and its client; the lock
+    is a file of this test's own (the session's lock may be held by another worker's kernel start)."""
+    monkeypatch.setattr(session, "KERNEL_START_LOCK", tmp_path / "kernel-start.lock")
     seen = []
 
     async def kernel_start(client: NotebookClient, **kwargs) -> None:
