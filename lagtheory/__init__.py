@@ -34,11 +34,17 @@ mathematical object (see the API page of the book). The modules::
     certified/            ball-arithmetic forms of the closed forms, one module per chapter
     experiments/          the experiments of the empirical chapters, one subpackage per job
 
+The torch model's names (``ShallowTransformer``, ``initialise``, ``to_reduced``) are loaded on first use
+(:func:`__getattr__`, PEP 562): ``from lagtheory import ShallowTransformer`` works as before, and
+``import lagtheory`` with the modules that need no torch (the distributions, the population sums, the languages)
+loads without it (about 1.3 s of CPU).
+
 The package's version is written once, in ``pyproject.toml``; ``__version__`` reads it from the
 installed package's metadata (``CITATION.cff`` and ``CHANGELOG.md`` quote it).
 """
 
-from importlib import metadata
+from importlib import import_module, metadata
+from typing import Any
 
 from .counts import BinomialCount, CountDistribution, OneB, UniformCount
 from .data import Data
@@ -46,7 +52,6 @@ from .dfa import DFA
 from .exact_recognition import Recognition, recognition
 from .languages import LANGUAGES
 from .lengths import Geometric, LengthDistribution, PowerLaw
-from .model import ShallowTransformer, initialise, to_reduced
 from .pooling import pooled_log_odds, pooled_weight, pooled_weight_dt
 from .population import Population, population
 from .star_free import StarFreeCertificate, is_star_free
@@ -77,3 +82,26 @@ __all__ = [
 ]
 
 __version__ = metadata.version("lagtheory")
+
+_TORCH_NAMES = {"ShallowTransformer": "model", "initialise": "model", "to_reduced": "model"}
+"""Public name -> the module that holds it, for the names whose module imports torch (loaded on first use)."""
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name`` of a module that imports torch, imported on first use (PEP 562).
+
+    Parameters
+    ----------
+    name : str
+        The attribute asked for; one of ``_TORCH_NAMES``, any other raises ``AttributeError``.
+    """
+    if name not in _TORCH_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_TORCH_NAMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the torch model's included before they are loaded."""
+    return sorted(set(globals()) | set(_TORCH_NAMES))

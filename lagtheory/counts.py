@@ -10,7 +10,6 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import binom
 
 from ._validation import check_probability
 from .memory import MEMORY_BUDGET, check_memory_budget, require_memory
@@ -181,6 +180,8 @@ class BinomialCount(CountDistribution):
         object.__setattr__(self, "q", check_probability(self.q, "q"))
 
     def _table(self, lengths):
+        from scipy.stats import binom  # scipy.stats costs ~0.9 s to import; only this law needs it
+
         n, k = _all_counts(lengths)
         log_no_b = n * np.log1p(-self.q)
         weight = np.exp(binom.logpmf(k, n, self.q) - np.log(-np.expm1(log_no_b)))

@@ -24,6 +24,9 @@ Usage (the environment must be set before Python starts; NumPy and OpenBLAS read
     eval "$(python tests/fp_paths.py env first.json)"     # then, in that shell:
     python tests/fp_paths.py planted > second.json
     python tests/fp_paths.py compare first.json second.json
+
+Only ``planted`` needs torch (about 1.5 s of CPU to import), so the two functions that read it import it
+themselves: ``env`` and ``compare``, run three times per CI run, start without it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import torch
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 from threadpoolctl import threadpool_info
 
@@ -54,6 +56,8 @@ def digest(*arrays: object) -> str:
 
 def planted_values() -> dict[str, str]:
     """One hash per layer of values whose last bits depend on that layer's kernels."""
+    import torch
+
     rng = np.random.default_rng(SEED)
     x = rng.standard_normal(100_003)
     x32 = x.astype(np.float32)
@@ -73,6 +77,8 @@ def planted_values() -> dict[str, str]:
 
 def kernels() -> dict[str, str]:
     """What each layer runs: NumPy's SIMD targets on, OpenBLAS's core, ATen's capability."""
+    import torch
+
     numpy_on = [name for name in __cpu_dispatch__ if __cpu_features__.get(name)]
     blas = [info.get("architecture") or "?" for info in threadpool_info() if info.get("internal_api") == "openblas"]
     return {
