@@ -118,6 +118,39 @@ def test_family_verdicts_follow_the_rule():
     assert all(c.p_difference_adjusted >= c.p_difference for c in family)
 
 
+def test_many_comparisons_at_once_are_scipys_one_at_a_time():
+    # compare_many runs the t-tests of comparisons with the same number of seeds in one scipy call along the
+    # last axis: each must get exactly (every bit) what scipy gives its differences alone, degenerate ones
+    # decided exactly as one at a time, and the comparisons come back in the order given
+    import scipy.stats
+
+    rng = np.random.default_rng(7)
+    a = [rng.normal(size=n) for n in (10, 30, 10, 30, 10, 10)]
+    b = [x + 0.3 * rng.normal(size=x.size) + shift for x, shift in zip(a, (0.0, 0.2, -0.5, 0.0, 0.1, 0.0), strict=True)]
+    b[3] = a[3].copy()  # no difference at all
+    a[5], b[5] = np.arange(10.0), np.arange(10.0) - 1.0  # a difference of exactly 1 on every seed
+    names = [f"c{i}" for i in range(len(a))]
+    many = P.compare_many(names, a, b, False, 0.25)
+    assert [c.name for c in many] == names
+    for comparison, x, y in zip(many[:5], a, b, strict=False):
+        if comparison.name == "c3":
+            continue
+        d = y - x  # lower is better: positive favours a
+        assert comparison.p_difference == float(scipy.stats.ttest_1samp(d, 0.0).pvalue)
+        lower = scipy.stats.ttest_1samp(d, -0.25, alternative="greater").pvalue
+        upper = scipy.stats.ttest_1samp(d, 0.25, alternative="less").pvalue
+        assert comparison.p_equivalence == float(max(lower, upper))
+        interval = scipy.stats.bootstrap(
+            (d,), np.mean, n_resamples=9999, method="BCa", rng=np.random.default_rng(0)
+        ).confidence_interval
+        assert (comparison.low, comparison.high) == (float(interval.low), float(interval.high))
+        assert comparison.mean == float(d.mean()) and comparison.seeds == d.size
+    assert (many[3].mean, many[3].low, many[3].high, many[3].p_difference, many[3].p_equivalence) == (0, 0, 0, 1, 0)
+    assert (many[5].low, many[5].high, many[5].p_difference, many[5].p_equivalence) == (-1, -1, 0, 1)
+    with pytest.raises(ValueError, match="same length"):
+        P.compare_many(["x"], [[1.0, 2.0]], [], True, 0.1)
+
+
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="same length"):
         P.compare("x", [1.0, 2.0], [1.0], True, 0.1)

@@ -40,7 +40,7 @@ from ..engine.config import TrainingConfig, config_from_dict
 from ..engine.config import config_to_dict as config_to_dict  # a record's JSON form, imported from here by chapters
 from ..parameters import fill_doc
 from ..paths import BOOK_DATA, record_path
-from ..statistics.paired import Comparison, compare
+from ..statistics.paired import Comparison, compare_many
 from .design import (
     Cell,
     Study,
@@ -416,22 +416,37 @@ def comparisons(
             for name, content in record["cells"].items()
             if {schedule, baseline} <= set(content["configuration"]["schedules"])
         ]
-    return [
-        _compare_seeds(
-            f"{cell}: {schedule} vs {baseline}",
-            per_seed(record, cell, record["primary"], schedule).astype(np.float64).tobytes(),
-            per_seed(record, cell, record["primary"], baseline).astype(np.float64).tobytes(),
+    return list(
+        _compare_cells(
+            tuple(f"{cell}: {schedule} vs {baseline}" for cell in cells),
+            tuple(per_seed(record, cell, record["primary"], schedule).astype(np.float64).tobytes() for cell in cells),
+            tuple(per_seed(record, cell, record["primary"], baseline).astype(np.float64).tobytes() for cell in cells),
             record["higher_is_better"],
             record["margin"],
             record["binary"],
         )
-        for cell in cells
-    ]
+    )
 
 
-@functools.lru_cache(maxsize=8192)
-def _compare_seeds(name: str, a: bytes, b: bytes, higher_is_better: bool, margin: float, binary: bool) -> Comparison:
-    """:func:`compare` of two per-seed outcome vectors given as their float64 bytes: keyed by the values
+@functools.lru_cache(maxsize=256)
+def _compare_cells(
+    names: tuple[str, ...],
+    a: tuple[bytes, ...],
+    b: tuple[bytes, ...],
+    higher_is_better: bool,
+    margin: float,
+    binary: bool,
+) -> tuple[Comparison, ...]:
+    """:func:`compare_many` of per-seed outcome vectors given as their float64 bytes: keyed by the values
     themselves, so a chapter that asks for the same family twice (the regime maps of the verdict and the
     language chapters) computes it once, and a changed record is computed again. Comparisons are frozen."""
-    return compare(name, np.frombuffer(a), np.frombuffer(b), higher_is_better, margin, binary=binary)
+    return tuple(
+        compare_many(
+            names,
+            [np.frombuffer(x) for x in a],
+            [np.frombuffer(x) for x in b],
+            higher_is_better,
+            margin,
+            binary=binary,
+        )
+    )

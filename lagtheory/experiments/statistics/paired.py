@@ -17,8 +17,10 @@ so that a positive difference favours ``a``), never on two separate means.
   the two success rates, is below the margin);
 * :func:`holm`: Holm's step-down adjustment of p-values across the cells of a
   sweep;
-* :func:`compare_family`: all of the above for a family of comparisons, with
-  a verdict per comparison (helps, hurts, equivalent, undetermined).
+* :func:`compare` and :func:`compare_many`: all of the above for one comparison,
+  or for many at once (the same values, computed together);
+* :func:`compare_family`: a verdict per comparison of a family (helps, hurts,
+  equivalent, undetermined).
 
 A degenerate sample (every difference equal) is decided exactly rather than
 passed to scipy, whose tests and bootstrap are undefined there.
@@ -53,8 +55,9 @@ def _differences(a: ArrayLike, b: ArrayLike, higher_is_better: bool = True) -> N
     return (a - b) if higher_is_better else (b - a)
 
 
-def _constant(d: NDArray[np.float64]) -> bool:
-    return bool(np.all(d == d[0]))
+def _constant_rows(d: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per row of a 2-d ``d``: whether every difference in it is equal (no spread)."""
+    return np.all(d == d[:, :1], axis=1)
 
 
 def bootstrap_interval(
@@ -91,12 +94,29 @@ def bootstrap_interval(
         raise ValueError("d must be a 1-d array of at least 2 finite differences")
     check_probability(confidence, "confidence")
     check_integer(resamples, "resamples", 100)
-    if _constant(d):
-        return float(d[0]), float(d[0])
-    result = scipy.stats.bootstrap(
-        (d,), np.mean, confidence_level=confidence, n_resamples=resamples, method="BCa", rng=np.random.default_rng(seed)
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    low, high = _bootstrap_rows(d[np.newaxis], confidence, resamples, seed)
+    return float(low[0]), float(high[0])
+
+
+def _bootstrap_rows(
+    d: NDArray[np.float64], confidence: float, resamples: int, seed: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`bootstrap_interval` of every row of ``d`` (2-d), unchecked: one ``scipy.stats.bootstrap`` call
+    per row with spread. (Rows together in one call along the last axis draw the same resamples, but BCa's
+    acceleration, computed for many rows at once, can differ from one row's in the last bit: a vectorised
+    power.)"""
+    low, high = d[:, 0].copy(), d[:, 0].copy()
+    for row in np.flatnonzero(~_constant_rows(d)):
+        interval = scipy.stats.bootstrap(
+            (d[row],),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=resamples,
+            method="BCa",
+            rng=np.random.default_rng(seed),
+        ).confidence_interval
+        low[row], high[row] = interval.low, interval.high
+    return low, high
 
 
 def paired_t(d: ArrayLike) -> float:
@@ -112,10 +132,16 @@ def paired_t(d: ArrayLike) -> float:
     float
         The p-value; for a sample without spread exactly 1 (all d = 0) or 0 (all d equal, != 0).
     """
-    d = np.asarray(d, dtype=np.float64)
-    if _constant(d):
-        return 1.0 if d[0] == 0 else 0.0
-    return float(scipy.stats.ttest_1samp(d, 0.0).pvalue)
+    return float(_paired_t_rows(np.asarray(d, dtype=np.float64)[np.newaxis])[0])
+
+
+def _paired_t_rows(d: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`paired_t` of every row of ``d`` (2-d), in one ``scipy.stats.ttest_1samp`` along the last axis."""
+    p = np.where(d[:, 0] == 0, 1.0, 0.0)
+    spread = ~_constant_rows(d)
+    if spread.any():
+        p[spread] = scipy.stats.ttest_1samp(d[spread], 0.0, axis=-1).pvalue
+    return p
 
 
 @dataclass(frozen=True)
@@ -191,13 +217,19 @@ def tost(d: ArrayLike, margin: float) -> float:
     TypeError
         If ``margin`` is not a real number.
     """
-    d = np.asarray(d, dtype=np.float64)
     margin = check_positive(margin, "margin")
-    if _constant(d):
-        return 0.0 if abs(d[0]) < margin else 1.0
-    lower = scipy.stats.ttest_1samp(d, -margin, alternative="greater").pvalue
-    upper = scipy.stats.ttest_1samp(d, margin, alternative="less").pvalue
-    return float(max(lower, upper))
+    return float(_tost_rows(np.asarray(d, dtype=np.float64)[np.newaxis], margin)[0])
+
+
+def _tost_rows(d: NDArray[np.float64], margin: float) -> NDArray[np.float64]:
+    """:func:`tost` of every row of ``d`` (2-d), each one-sided test in one ``scipy.stats.ttest_1samp``."""
+    p = np.where(np.abs(d[:, 0]) < margin, 0.0, 1.0)
+    spread = ~_constant_rows(d)
+    if spread.any():
+        lower = scipy.stats.ttest_1samp(d[spread], -margin, axis=-1, alternative="greater").pvalue
+        upper = scipy.stats.ttest_1samp(d[spread], margin, axis=-1, alternative="less").pvalue
+        p[spread] = np.maximum(lower, upper)
+    return p
 
 
 def tost_binary(a: ArrayLike, b: ArrayLike, margin: float) -> float:
@@ -370,17 +402,72 @@ def compare(
     TypeError
         If ``higher_is_better`` is not a bool.
     """
-    d = _differences(a, b, higher_is_better)
-    low, high = bootstrap_interval(d, seed=seed)
-    if binary:
-        p_difference = mcnemar_exact(np.asarray(a, dtype=int), np.asarray(b, dtype=int)).p_value
-        p_equivalence = tost_binary(np.asarray(a, dtype=int), np.asarray(b, dtype=int), margin)
-        test = "exact McNemar; exact binomial equivalence"
-    else:
-        p_difference = paired_t(d)
-        p_equivalence = tost(d, margin)
-        test = "paired t; TOST"
-    return Comparison(name, d.size, float(d.mean()), low, high, test, p_difference, p_equivalence, float(margin))
+    return compare_many([name], [a], [b], higher_is_better, margin, binary=binary, seed=seed)[0]
+
+
+def compare_many(
+    names: Sequence[str],
+    a: Sequence[ArrayLike],
+    b: Sequence[ArrayLike],
+    higher_is_better: bool,
+    margin: float,
+    binary: bool = False,
+    seed: int = 0,
+) -> list[Comparison]:
+    """:func:`compare` of each ``(names[i], a[i], b[i])``, the same comparisons computed together: the
+    comparisons with the same number of seeds share one bootstrap call and one call per t-test
+    (``scipy.stats`` along the last axis), which give each the values it gets alone.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The comparisons' names.
+    a, b : sequence of array_like
+        Per comparison, the per-seed outcomes of the two schedules, as :func:`compare` takes them.
+    higher_is_better, margin, binary, seed
+        As :func:`compare`, shared by every comparison.
+
+    Returns
+    -------
+    list of Comparison
+        Unadjusted, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If ``names``, ``a`` and ``b`` differ in length, or as :func:`compare`.
+    TypeError
+        As :func:`compare`.
+    """
+    if not len(names) == len(a) == len(b):
+        raise ValueError(f"names, a and b must have the same length, got {len(names)}, {len(a)}, {len(b)}")
+    differences = [_differences(x, y, higher_is_better) for x, y in zip(a, b, strict=True)]
+    margin = check_probability(margin, "margin") if binary else check_positive(margin, "margin")
+    test = "exact McNemar; exact binomial equivalence" if binary else "paired t; TOST"
+    result: list[Comparison | None] = [None] * len(names)
+    for size in sorted({d.size for d in differences}):
+        index = [i for i, d in enumerate(differences) if d.size == size]
+        d = np.stack([differences[i] for i in index])
+        low, high = _bootstrap_rows(d, 0.95, 9999, seed)
+        if binary:
+            pairs = [(np.asarray(a[i], dtype=int), np.asarray(b[i], dtype=int)) for i in index]
+            p_difference = [mcnemar_exact(x, y).p_value for x, y in pairs]
+            p_equivalence = [tost_binary(x, y, margin) for x, y in pairs]
+        else:
+            p_difference, p_equivalence = _paired_t_rows(d), _tost_rows(d, margin)
+        for k, i in enumerate(index):
+            result[i] = Comparison(
+                names[i],
+                size,
+                float(differences[i].mean()),
+                float(low[k]),
+                float(high[k]),
+                test,
+                float(p_difference[k]),
+                float(p_equivalence[k]),
+                margin,
+            )
+    return result  # type: ignore[return-value]
 
 
 def compare_family(comparisons: Sequence[Comparison], alpha: float = 0.05) -> list[Comparison]:
