@@ -415,8 +415,8 @@ def compare_many(
     seed: int = 0,
 ) -> list[Comparison]:
     """:func:`compare` of each ``(names[i], a[i], b[i])``, the same comparisons computed together: the
-    comparisons with the same number of seeds share one bootstrap call and one call per t-test
-    (``scipy.stats`` along the last axis), which give each the values it gets alone.
+    comparisons with the same number of seeds share one call per t-test (``scipy.stats.ttest_1samp`` along
+    the last axis), which gives each the values it gets alone; the bootstrap runs once per comparison.
 
     Parameters
     ----------
