@@ -17,6 +17,8 @@ from lagtheory.experiments.engine.distributed import (
     write_atomically,
 )
 
+pytestmark = pytest.mark.usefixtures("forked_dask_workers")  # workers forked from a fork server (conftest)
+
 UNITS = {f"cell-{index}": {"seed": index, "size": 2000 + 7 * index} for index in range(6)}
 
 

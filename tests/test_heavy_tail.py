@@ -2,6 +2,7 @@
 its error against brute-force sums (tight where the brute force is complete, loose where it
 is not), against mpmath's Euler-Maclaurin summation at tol 1e-12, and its proven bound."""
 
+import functools
 import math
 
 import mpmath
@@ -13,13 +14,29 @@ from lagtheory import BinomialCount, Data, OneB, PowerLaw, UniformCount, populat
 from lagtheory.heavy_tail import string_bounds, tail_expansion
 
 
+@functools.lru_cache(maxsize=3)
+def _strings_up_to(counts, last):
+    """``counts.table`` over the lengths 1..last (rows in order of n) and the row where each n begins: built
+    once per count law and shared by the brute-force sums (the binomial table took most of each sum's time)."""
+    n, k, kappa = counts.table(np.arange(1, last + 1))
+    return n, k, kappa, np.searchsorted(n, np.arange(1, last + 2), side="left")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_the_tables():
+    """The shared tables (up to ~100 MB each) are let go once this module's tests are done."""
+    yield
+    _strings_up_to.cache_clear()
+
+
 def brute_expectations(law, counts, t, u_a, u_b, first, last, log_scaled=True):
     """sum_{first <= n <= last} pi(n) sum_k kappa(k | n) (loss, d/du_a, d/du_b, d/dt terms), written
     out from the definitions with the pooled weight p = k n^t / (k n^t + n - k) (eq-pooled-weight)."""
+    table_n, table_k, table_kappa, begins = _strings_up_to(counts, last)
     total = np.zeros(4)
     for start in range(first, last + 1, 500):
-        n_values = np.arange(start, min(start + 500, last + 1))
-        n, k, kappa = counts.table(n_values)
+        rows = slice(begins[start - 1], begins[min(start + 500, last + 1) - 1])  # n in [start, start + 500)
+        n, k, kappa = table_n[rows], table_k[rows], table_kappa[rows]
         score = n**t if log_scaled else math.exp(t)
         p = k * score / (k * score + n - k)
         f = u_a + (u_b - u_a) * p

@@ -21,6 +21,8 @@ from lagtheory.experiments.paths import RUNS, record_path, units_folder
 from lagtheory.experiments.tasks.sequences.regression import RegressionSetting, RegressionTask
 from lagtheory.experiments.tasks.transformer.task import TransformerLanguageRuns, TransformerSetting
 
+pytestmark = pytest.mark.usefixtures("forked_dask_workers")  # workers forked from a fork server (conftest)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SMALL_REGRESSION = dataclasses.replace(

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 
+import pytest
 import torch
 
 from lagtheory.experiments.engine.distributed import run_units
+
+pytestmark = pytest.mark.usefixtures("forked_dask_workers")  # workers forked from a fork server (conftest)
 
 UNITS = {f"cell-{index}": {"seed": index} for index in range(6)}
 
