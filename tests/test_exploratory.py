@@ -73,10 +73,10 @@ def without_intervals(monkeypatch):
     were half their time. Were a verdict ever to read the interval, NaN would change the counts. The regime
     maps' cache of comparisons is emptied before and after, so that no comparison without its interval
     outlives the test."""
-    monkeypatch.setattr(paired, "bootstrap_interval", lambda d, **_: (math.nan, math.nan))
-    R._compare_seeds.cache_clear()
+    monkeypatch.setattr(paired, "_bootstrap_rows", lambda d, *_: (np.full(len(d), math.nan), np.full(len(d), math.nan)))
+    R._compare_cells.cache_clear()
     yield
-    R._compare_seeds.cache_clear()
+    R._compare_cells.cache_clear()
 
 
 def test_the_issue_failure_counts_come_out_again(records):
