@@ -22,17 +22,11 @@ from numpy.typing import NDArray
 from lagtheory.training import OPTIMISERS
 
 from ..parameters import fill_doc
-from ..statistics.paired import holm
+from ..statistics.paired import holm, paired_t
 from .design import ALPHA, PRIMARY, centre_name
 from .outcomes import conditional_summary, failure_summary, is_main, lag_cells, paired_sd
 from .records import load_exploratory, per_seed
 from .regimes import effect, regime_map, tasks_of, verdict_counts
-
-
-def _t_test(d: NDArray[np.float64]) -> float:
-    if np.all(d == d[0]):
-        return 1.0 if d[0] == 0 else 0.0
-    return float(scipy.stats.ttest_1samp(d, 0.0).pvalue)
 
 
 def _wilcoxon(d: NDArray[np.float64]) -> float:
@@ -55,7 +49,7 @@ def _direction(d: NDArray[np.float64], test: str) -> float:
     return float(np.sign(np.sum(nonzero > 0) - np.sum(nonzero < 0)))
 
 
-TESTS: Mapping[str, Callable[[NDArray[np.float64]], float]] = {"t": _t_test, "wilcoxon": _wilcoxon, "sign": _sign_test}
+TESTS: Mapping[str, Callable[[NDArray[np.float64]], float]] = {"t": paired_t, "wilcoxon": _wilcoxon, "sign": _sign_test}
 
 
 @fill_doc
